@@ -1,0 +1,54 @@
+"""Exceptions that carry their exit code, so commands stay thin and never print tracebacks.
+
+Exit codes (documented in README and --help):
+  0  success (triage: the input was analysed, whatever it found)
+  1  check: the bundle is incomplete
+  2  usage error (bad option or argument)
+  3  diff/series: confounded comparison (more than one variable changed)
+  4  input error: missing path, unreadable, empty, binary, not the expected format, corrupt archive
+  70 internal error (a bug in vllm-triage; rerun with VLLM_TRIAGE_DEBUG=1 for the traceback)
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_INCOMPLETE = 1
+EXIT_USAGE = 2
+EXIT_CONFOUNDED = 3
+EXIT_INPUT = 4
+EXIT_INTERNAL = 70
+
+
+class TriageError(Exception):
+    """Base class: a user-facing problem with a stable kebab-case id and a hint."""
+
+    exit_code = EXIT_INTERNAL
+    problem_id = "internal-error"
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def one_line(self) -> str:
+        text = f"vllm-triage: {self.problem_id}: {self.message}"
+        if self.hint:
+            text += f" ({self.hint})"
+        return text.replace("\n", " ")
+
+
+class InputError(TriageError):
+    """The input cannot be used: missing, unreadable, empty, binary, wrong format, corrupt."""
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, problem_id: str, message: str, hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.problem_id = problem_id
+
+
+class RuleError(TriageError):
+    """A rule file is invalid (does not parse, bad field, pattern does not compile)."""
+
+    exit_code = EXIT_INPUT
+    problem_id = "invalid-rules"
