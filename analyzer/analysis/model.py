@@ -1,0 +1,126 @@
+"""The result types of the analysis, independent of how they are rendered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Row:
+    """One retained LogFrame row, as the analysis reads it."""
+
+    file: str
+    line: int
+    raw: str
+    message: str
+    level: str | None
+    process: str | None
+    pid: int | None
+    rank: int | None
+    source: str | None
+    vllm_ts: str | None
+    transport_ts: str | None
+    marker: str | None
+    cls: str | None
+    exc: bool
+    tb: bool
+
+    @property
+    def stream(self) -> tuple[str | None, int | None]:
+        """Lines of one process belong together: its name and pid."""
+        return (self.process, self.pid)
+
+    @property
+    def timestamp(self) -> str | None:
+        return self.transport_ts or self.vllm_ts
+
+
+@dataclass
+class Milestone:
+    name: str
+    phase: str
+    rule: str
+    file: str
+    line: int
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phase": self.phase, "marker": self.name, "rule": self.rule, "file": self.file, "line": self.line}
+
+
+@dataclass
+class Finding:
+    id: str
+    severity: str
+    message: str
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    advice: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "message": self.message,
+            "evidence": self.evidence,
+            "advice": self.advice,
+        }
+
+
+@dataclass
+class ErrorBlock:
+    row: Row
+    start: int
+    end: int
+    lines: list[str]  # the block's raw lines, for display
+    rule: str | None
+    category: str
+    phase: str
+    explain: str
+    advice: str
+    kind: str  # root | consequence_only | warning | hang
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.row.file,
+            "line": self.row.line,
+            "text": self.row.raw,
+            "message": self.row.message,
+            "block": {"start": self.start, "end": self.end},
+            "rule": self.rule,
+            "category": self.category,
+            "process": self.row.process,
+            "pid": self.row.pid,
+            "rank": self.row.rank,
+            "timestamp": self.row.timestamp,
+            "level": self.row.level,
+            "kind": self.kind,
+            "explain": self.explain,
+            "advice": self.advice,
+        }
+
+
+@dataclass
+class Consequence:
+    row: Row
+    rule: str
+    count: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.row.file, "line": self.row.line, "text": self.row.raw, "rule": self.rule, "count": self.count}
+
+
+@dataclass
+class LogAnalysis:
+    """What one log file says."""
+
+    file: str
+    lines: int
+    phase: str
+    milestones: list[Milestone]
+    first_missing: str | None
+    first_error: ErrorBlock | None
+    consequences: list[Consequence]
+    findings: list[Finding]
+    ready: bool
+    phase_reason: str

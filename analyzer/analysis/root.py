@@ -1,0 +1,84 @@
+"""Tell the root error from its consequences.
+
+Candidates, in line order: lines matched by an error rule, exception lines ending a traceback,
+and logged headlines opening one (`logger.exception` prints str(e) first). Lines matched by a
+noise or consequence rule are never candidates, nor is anything printed after a stop signal,
+nor a traceback whose headline is noise (teardown, optional imports), nor a generic exception
+in a WARNING-level record. The root is the earliest candidate; when there is none, the earliest
+consequence stands in (and the report says only consequences were pasted), then a WARNING-level
+exception block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analyzer.analysis.blocks import FRAME_LINE, StreamIndex, headline_of, next_in_stream
+from analyzer.analysis.model import Row
+from analyzer.engine.rules import Rule
+
+_FAILING_LEVELS = ("ERROR", "CRITICAL", None)
+
+
+@dataclass
+class Candidate:
+    row: Row
+    rule: Rule | None  # None for generic (structural) candidates
+    kind: str  # rule | exception | headline | consequence | warning
+
+
+def _kind_of(row: Row, rules: dict[str, Rule]) -> str | None:
+    return rules[row.cls].kind if row.cls else None
+
+
+def collect_candidates(
+    rows: list[Row], rules: dict[str, Rule], index: StreamIndex, stop_line: int | None
+) -> tuple[list[Candidate], list[Candidate], list[Candidate]]:
+    """(roots, consequences, warning-level blocks), each in line order."""
+    roots: list[Candidate] = []
+    consequences: list[Candidate] = []
+    warnings: list[Candidate] = []
+    for row in rows:
+        if stop_line is not None and row.line >= stop_line:
+            break
+        if _is_source_code_line(index, row):
+            continue  # `raise ValueError("No available memory…")` quotes the error, it is not one
+        kind = _kind_of(row, rules)
+        if kind == "noise":
+            continue
+        if kind == "consequence":
+            consequences.append(Candidate(row, rules[row.cls], "consequence"))
+            continue
+        if kind == "error":
+            if row.level == "WARNING" and _under_noise(index, row, rules):
+                continue
+            roots.append(Candidate(row, rules[row.cls], "rule"))
+            continue
+        if row.exc:
+            headline = headline_of(index, row)
+            if headline is not None and _kind_of(headline, rules) == "noise":
+                continue
+            if row.level in _FAILING_LEVELS and (headline is None or headline.level in _FAILING_LEVELS):
+                roots.append(Candidate(row, None, "exception"))
+            elif row.level == "WARNING" or (headline is not None and headline.level == "WARNING"):
+                warnings.append(Candidate(row, None, "warning"))
+            continue
+        if row.level in ("ERROR", "CRITICAL", "WARNING") and not row.tb:
+            following = next_in_stream(index, row)
+            if following is not None and following.tb:
+                target = roots if row.level != "WARNING" else warnings
+                target.append(Candidate(row, None, "headline" if row.level != "WARNING" else "warning"))
+    return roots, consequences, warnings
+
+
+def _is_source_code_line(index: StreamIndex, row: Row) -> bool:
+    """A traceback shows the source line under each frame; it may quote an error message."""
+    if not row.message[:1].isspace():
+        return False
+    previous = next(index.neighbours(row, -1, 1), None)
+    return previous is not None and bool(FRAME_LINE.match(previous.message))
+
+
+def _under_noise(index: StreamIndex, row: Row, rules: dict[str, Rule]) -> bool:
+    headline = headline_of(index, row)
+    return headline is not None and _kind_of(headline, rules) == "noise"

@@ -1,0 +1,88 @@
+"""Compile a RuleSet into vectorised polars expressions, plus the prefilter that keeps big logs fast.
+
+The prefilter is one Rust regex, the union of every rule pattern (with its start/end anchors
+dropped, since it runs on the raw line before prefixes are stripped) and of the structural
+patterns the analysis needs (tracebacks, exception lines). It can only over-select: a line it
+rejects cannot match any rule, so skipping the full prefix parse for it loses nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from analyzer.engine.rules import KIND_PRECEDENCE, Rule, RuleSet
+
+TRACEBACK = r"^Traceback \(most recent call last\)"
+# An exception line ends a traceback: `ValueError: …`, `torch.OutOfMemoryError: …`,
+# `RuntimeError("…")` (a repr logged by V0), `KeyboardInterrupt`, `AssertionError`.
+EXCEPTION_LINE = (
+    r"^(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault|Failure)|StopIteration)"
+    r"(?:: .*|:|\(.*\)|\s*)$"
+)
+_STRUCTURAL_PREFILTER = (
+    r"Traceback \(most recent call last\)",
+    r"[A-Za-z](?:Error|Exception|Interrupt|Exit|Fault|Failure)\b",
+    r"StopIteration",
+)
+
+
+_START_ANCHOR = re.compile(r"(^|\||\((?:\?:)?)\^")
+_END_ANCHOR = re.compile(r"(?<!\\)\$(?=\||\)|$)")
+
+
+def _unanchor(pattern: str) -> str:
+    """Drop ^/$ anchors (at the start, end, or either side of an alternation branch).
+
+    The prefilter runs on the raw line, where the message starts after the prefixes; dropping
+    anchors only widens the match, which is all a prefilter may do.
+    """
+    return _END_ANCHOR.sub("", _START_ANCHOR.sub(r"\1", pattern))
+
+
+@dataclass
+class CompiledRules:
+    ruleset: RuleSet
+    prefilter: str
+    markers: list[Rule]
+    classifiers: list[Rule]
+
+    def marker_expr(self, column: str = "message") -> pl.Expr:
+        return _first_match(self.markers, column)
+
+    def class_expr(self, column: str = "message") -> pl.Expr:
+        return _first_match(self.classifiers, column)
+
+
+def _first_match(rules: list[Rule], column: str) -> pl.Expr:
+    if not rules:
+        return pl.lit(None, dtype=pl.String)
+    col = pl.col(column)
+    chain = pl.when(col.str.contains(rules[0].pattern)).then(pl.lit(rules[0].id))
+    for rule in rules[1:]:
+        chain = chain.when(col.str.contains(rule.pattern)).then(pl.lit(rule.id))
+    return chain.otherwise(pl.lit(None, dtype=pl.String))
+
+
+def compile_rules(ruleset: RuleSet) -> CompiledRules:
+    markers = [r for r in ruleset.rules if r.kind == "marker"]
+    classifiers = sorted(
+        (r for r in ruleset.rules if r.kind in KIND_PRECEDENCE),
+        key=lambda r: (KIND_PRECEDENCE[r.kind], -r.priority),
+    )
+    parts = [f"(?:{_unanchor(r.pattern)})" for r in markers + classifiers]
+    parts += [f"(?:{p})" for p in _STRUCTURAL_PREFILTER]
+    return CompiledRules(ruleset, "|".join(parts), markers, classifiers)
+
+
+def classify(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:
+    """Add marker / cls / exc / tb columns to LogFrame rows."""
+    message = pl.col("message")
+    return frame.with_columns(
+        marker=compiled.marker_expr(),
+        cls=compiled.class_expr(),
+        exc=message.str.contains(EXCEPTION_LINE),
+        tb=message.str.contains(TRACEBACK),
+    )

@@ -1,0 +1,56 @@
+"""From paths to results: the one call each command makes."""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+from analyzer.analysis.triage import TriageResult, analyse_log, choose
+from analyzer.engine import rules as rules_mod
+from analyzer.engine.matcher import CompiledRules, compile_rules
+from analyzer.engine.scan import scan
+from analyzer.errors import InputError
+from analyzer.ingest.decode import SNIFF_BYTES, check_text, decode_all
+from analyzer.ingest.roles import assign_roles, log_score
+from analyzer.ingest.sources import Source, collect
+
+
+def load_rules(extra_dirs: list[str] | None = None) -> CompiledRules:
+    return compile_rules(rules_mod.load(extra_dirs))
+
+
+def gather(paths: list[str], stdin: BinaryIO | None = None) -> list[Source]:
+    return assign_roles(collect(paths, stdin))
+
+
+def _log_sources(sources: list[Source]) -> list[Source]:
+    logs = [s for s in sources if s.role == "vllm_log"]
+    if logs:
+        return logs
+    # A single file given on its own is read as a log if it looks like one at all; otherwise
+    # say what it seems to be instead of pretending to triage it.
+    if len(sources) == 1:
+        source = sources[0]
+        head = source.head(SNIFF_BYTES)
+        check_text(head, source.name)  # empty / binary → InputError
+        if source.role in (None, "unknown") and log_score(decode_all(head, "utf-8")) > 0:
+            return [source]
+        what = source.role if source.role not in (None, "unknown") else "text that does not look like a vLLM log"
+        raise InputError(
+            "not-a-log",
+            f"{source.name} is not a vLLM log (it looks like {what})",
+            "use `vllm-triage fingerprint` for environment artefacts",
+        )
+    raise InputError("no-log-in-bundle", "the input holds no vLLM log", "add the server log (docker logs -t) to the bundle")
+
+
+def triage(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> TriageResult:
+    compiled = load_rules(rule_dirs)
+    sources = gather(paths, stdin)
+    logs = _log_sources(sources)
+    analyses = [analyse_log(scan(source, compiled), compiled) for source in logs]
+    inputs = [{"path": s.name, "role": s.role or "unknown", "lines": None} for s in sources]
+    for entry in inputs:
+        for analysis in analyses:
+            if analysis.file == entry["path"]:
+                entry["lines"] = analysis.lines
+    return TriageResult(inputs=inputs, analyses=analyses, chosen=choose(analyses))
