@@ -57,12 +57,30 @@ _KEY_VLLM = "vLLM Version"
 _KEY_TOPOLOGY = "GPU Topology"
 _KEY_BUILD_FLAGS = "vLLM Build Flags"
 _KNOWN_KEYS = {
-    _KEY_TORCH, _KEY_CUDA_BUILD, _KEY_OS, _KEY_PYTHON, _KEY_CUDA_AVAILABLE, _KEY_CUDA_RUNTIME,
-    _KEY_GPU_MODELS, _KEY_DRIVER, _KEY_VLLM, _KEY_TOPOLOGY, _KEY_BUILD_FLAGS,
+    _KEY_TORCH,
+    _KEY_CUDA_BUILD,
+    _KEY_OS,
+    _KEY_PYTHON,
+    _KEY_CUDA_AVAILABLE,
+    _KEY_CUDA_RUNTIME,
+    _KEY_GPU_MODELS,
+    _KEY_DRIVER,
+    _KEY_VLLM,
+    _KEY_TOPOLOGY,
+    _KEY_BUILD_FLAGS,
     # read only to recognise the format (looks_like) and the flat layout's vLLM part
-    "Is debug build", "ROCM used to build PyTorch", "Python platform", "Libc version",
-    "GCC version", "CUDA_MODULE_LOADING set to", "cuDNN version", "HIP runtime version",
-    "MIOpen runtime version", "Is XNNPACK available", "ROCM Version", "Neuron SDK Version",
+    "Is debug build",
+    "ROCM used to build PyTorch",
+    "Python platform",
+    "Libc version",
+    "GCC version",
+    "CUDA_MODULE_LOADING set to",
+    "cuDNN version",
+    "HIP runtime version",
+    "MIOpen runtime version",
+    "Is XNNPACK available",
+    "ROCM Version",
+    "Neuron SDK Version",
 }
 # What collect_env prints when it has nothing: the value is absent, not a version.
 _MISSING = {"", "none", "n/a", "could not collect", "no cuda", "not set", "no relevant packages"}
@@ -451,8 +469,11 @@ def _is_link(cell: str) -> bool:
 def _note_missing_parts(result: ParseResult, reading: _Reading) -> None:
     """Say what a cut paste lacks, so an absent fact reads as 'not shown', not 'not there'."""
     if reading.sectioned:
-        expected = {_SECTION_LIBRARIES: "library versions", "vllm info": "vLLM info",
-                    _SECTION_ENV: "environment variables"}
+        expected = {
+            _SECTION_LIBRARIES: "library versions",
+            "vllm info": "vLLM info",
+            _SECTION_ENV: "environment variables",
+        }
         missing = [label for name, label in expected.items() if name not in reading.sections]
         if missing:
             result.notes.append(

@@ -64,7 +64,6 @@ class JsonReading:
     values: list[Node] = field(default_factory=list)  # the top-level values, in order
     truncated: bool = False  # the text ended with a string, object or array still open
     elided: list[int] = field(default_factory=list)  # lines where the user cut something out
-    skipped: list[int] = field(default_factory=list)  # lines with text that is not JSON
 
 
 _TOKEN = re.compile(
@@ -112,8 +111,7 @@ class _Reader:
                 self.tokens.append(_Token("string", token, line, closed))
             elif kind in ("punct", "number", "word"):
                 self.tokens.append(_Token(kind, token, line))
-            elif kind == "other" and (not self.reading.skipped or self.reading.skipped[-1] != line):
-                self.reading.skipped.append(line)
+            # comments and stray characters (prose around the JSON) are dropped
         self.tokens.append(_Token("eof", "", line))
 
     # -- token helpers
@@ -263,7 +261,9 @@ _INSPECT_KEYS = re.compile(
     r"ShmSize|IpcMode|ResolvConfPath|HostnamePath|HostsPath|LogPath|RestartCount|MountLabel|"
     r'ProcessLabel|AppArmorProfile|ExecIDs|Entrypoint|OnBuild|RootFS|ImageDigest|ImageName)"\s*:'
 )
-_PIECE_KEYS = re.compile(r'"(?:Config|State|Mounts|Image|Env|Cmd|Args|Path|ExitCode|Capabilities|DeviceIDs)"\s*:')
+_PIECE_KEYS = re.compile(
+    r'"(?:Config|State|Mounts|Image|Env|Cmd|Args|Path|ExitCode|Capabilities|DeviceIDs)"\s*:'
+)
 
 
 def looks_like(text: str) -> bool:
@@ -364,8 +364,19 @@ def _keys(node: Node) -> set[str]:
     return set(node.value) if isinstance(node.value, dict) else set()
 
 
-_CONTAINER_KEYS = {"State", "HostConfig", "GraphDriver", "NetworkSettings", "Mounts", "Path", "Args",
-                   "RestartCount", "ResolvConfPath", "HostnamePath", "ExecIDs"}
+_CONTAINER_KEYS = {
+    "State",
+    "HostConfig",
+    "GraphDriver",
+    "NetworkSettings",
+    "Mounts",
+    "Path",
+    "Args",
+    "RestartCount",
+    "ResolvConfPath",
+    "HostnamePath",
+    "ExecIDs",
+}
 _IMAGE_KEYS = {"RepoTags", "RepoDigests", "RootFS", "ContainerConfig", "DockerVersion"}
 
 
@@ -388,10 +399,36 @@ def _classify(values: list[Node]) -> tuple[Node | None, Node | None, list[Node],
     return container, image, pieces, containers
 
 
-_PIECE_FIELDS = {"Image", "Config", "Env", "Cmd", "Entrypoint", "Args", "Path", "State", "Status",
-                 "ExitCode", "OOMKilled", "DeviceRequests", "Runtime", "ShmSize", "IpcMode",
-                 "NetworkMode", "Privileged", "CapAdd", "Mounts", "Binds", "Devices", "Name",
-                 "Driver", "Count", "DeviceIDs", "Capabilities", "Destination", "ImageName"}
+_PIECE_FIELDS = {
+    "Image",
+    "Config",
+    "Env",
+    "Cmd",
+    "Entrypoint",
+    "Args",
+    "Path",
+    "State",
+    "Status",
+    "ExitCode",
+    "OOMKilled",
+    "DeviceRequests",
+    "Runtime",
+    "ShmSize",
+    "IpcMode",
+    "NetworkMode",
+    "Privileged",
+    "CapAdd",
+    "Mounts",
+    "Binds",
+    "Devices",
+    "Name",
+    "Driver",
+    "Count",
+    "DeviceIDs",
+    "Capabilities",
+    "Destination",
+    "ImageName",
+}
 
 
 def _is_piece(node: Node) -> bool:
@@ -441,7 +478,6 @@ class _Extractor:
         self.entrypoint: Node | None = None
         self.cmd: Node | None = None
         self.runtime: str | None = None
-        self.env: dict[str, str] = {}
 
     # -- output helpers
     def knob(self, name: str, value: Any, node: Node, note: str | None = None) -> None:
@@ -541,7 +577,9 @@ class _Extractor:
         reference = self.result.knobs.get("image.ref")
         repository = _repository(str(reference.value)) if reference else None
         chosen = next((d for d in digests if _repository(d.value) == repository), digests[0])
-        self.knob("image.digest", chosen.value.split("@", 1)[1], chosen, note=f"from RepoDigests {chosen.value}")
+        self.knob(
+            "image.digest", chosen.value.split("@", 1)[1], chosen, note=f"from RepoDigests {chosen.value}"
+        )
 
     def _image_config(self, config: Node) -> None:
         """An image's own Config holds its defaults, not a container's settings: image facts."""
@@ -588,7 +626,6 @@ class _Extractor:
             name, _, value = item.value.partition("=")
             if not _ENV_ITEM.match(item.value):
                 continue
-            self.env.setdefault(name, value)
             self.knob(f"env.{name}", value, item)
             if name in _IMAGE_ENV_FACTS:
                 self.fact(_IMAGE_ENV_FACTS[name], value, item)
@@ -636,9 +673,14 @@ class _Extractor:
                 gpus = str(count)
             else:
                 continue
-            self.knob("container.gpus", gpus, request, note="from HostConfig.DeviceRequests")
-            self.fact("container.gpu_request",
-                      {"driver": plain.get("Driver") or None, "count": count, "device_ids": ids}, request)
+            # point at the field that made the selection, not at the request's opening brace
+            chosen = request.get("DeviceIDs") if isinstance(ids, list) and ids else request.get("Count")
+            self.knob("container.gpus", gpus, chosen or request, note="from HostConfig.DeviceRequests")
+            self.fact(
+                "container.gpu_request",
+                {"driver": plain.get("Driver") or None, "count": count, "device_ids": ids},
+                request,
+            )
             return
 
     def _cdi_devices(self, devices: Node | None) -> None:
@@ -650,7 +692,9 @@ class _Extractor:
         for device in devices.value:
             plain = device.plain()
             path = plain.get("PathOnHost", "") if isinstance(plain, dict) else str(plain or "")
-            match = re.match(r"^nvidia\.com/gpu=(\S+)$", str(path)) or re.match(r"^/dev/nvidia(\d+)$", str(path))
+            match = re.match(r"^nvidia\.com/gpu=(\S+)$", str(path)) or re.match(
+                r"^/dev/nvidia(\d+)$", str(path)
+            )
             if match:
                 selected.append(match.group(1))
                 first = first or device
@@ -668,7 +712,7 @@ class _Extractor:
                 continue
             if not has_value:
                 value = words[index + 1] if index + 1 < len(words) else ""
-            selection = value[len("nvidia.com/gpu="):] if value.startswith("nvidia.com/gpu=") else value
+            selection = value[len("nvidia.com/gpu=") :] if value.startswith("nvidia.com/gpu=") else value
             if option == "--gpus" or value.startswith("nvidia.com/gpu="):
                 self.knob("container.gpus", selection, command, note=f"from CreateCommand {option} {value}")
                 return
@@ -698,7 +742,11 @@ class _Extractor:
         if created is not None and isinstance(created.value, str) and created.value:
             self.fact("container.created", created.value, created)
         identifier = record.get("Id")
-        if identifier is not None and isinstance(identifier.value, str) and re.fullmatch(r"[0-9a-f]{12,64}", identifier.value):
+        if (
+            identifier is not None
+            and isinstance(identifier.value, str)
+            and re.fullmatch(r"[0-9a-f]{12,64}", identifier.value)
+        ):
             self.fact("container.id", identifier.value, identifier)
 
     def _mounts(self, mounts: Node | None) -> None:
@@ -710,7 +758,11 @@ class _Extractor:
             if not isinstance(plain, dict) or not plain.get("Destination"):
                 continue
             # A named volume is given by name on the command line (`-v hf-cache:/root/.cache`).
-            source = plain.get("Name") if plain.get("Type") == "volume" and plain.get("Name") else plain.get("Source")
+            source = (
+                plain.get("Name")
+                if plain.get("Type") == "volume" and plain.get("Name")
+                else plain.get("Source")
+            )
             pairs.append(f"{source or ''}:{plain['Destination']}")
         if pairs:
             self.knob("container.mounts", pairs, mounts)
@@ -778,22 +830,28 @@ class _Extractor:
         oom_killed = bool(oom and oom.value is True)
         evidence = [s.source for s in (exit_code, oom) if s is not None]
         if oom_killed:
-            self.result.problems.append(Problem(
-                "container-oom-killed", "error",
-                "the container was killed by the kernel OOM killer (State.OOMKilled=true"
-                + (f", exit code {exit_code.value})" if exit_code else ")"),
-                evidence,
-                "the container hit its memory limit (host RAM, not GPU memory): raise --memory or "
-                "lower CPU-side memory use (e.g. weight loading into RAM, --swap-space, --cpu-offload-gb)",
-            ))
+            self.result.problems.append(
+                Problem(
+                    "container-oom-killed",
+                    "error",
+                    "the container was killed by the kernel OOM killer (State.OOMKilled=true"
+                    + (f", exit code {exit_code.value})" if exit_code else ")"),
+                    evidence,
+                    "the container hit its memory limit (host RAM, not GPU memory): raise --memory or "
+                    "lower CPU-side memory use (e.g. weight loading into RAM, --swap-space, --cpu-offload-gb)",
+                )
+            )
         elif exit_code is not None and exit_code.value == 137:
-            self.result.problems.append(Problem(
-                "container-killed", "error",
-                "the container exited with 137 (SIGKILL) without OOMKilled: killed from outside",
-                evidence,
-                "look for who sent SIGKILL: `docker kill`/`stop` timeout, a liveness probe, an orchestrator "
-                "or the host OOM killer acting outside the container's cgroup",
-            ))
+            self.result.problems.append(
+                Problem(
+                    "container-killed",
+                    "error",
+                    "the container exited with 137 (SIGKILL) without OOMKilled: killed from outside",
+                    evidence,
+                    "look for who sent SIGKILL: `docker kill`/`stop` timeout, a liveness probe, an orchestrator "
+                    "or the host OOM killer acting outside the container's cgroup",
+                )
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -851,15 +909,26 @@ def _vllm_start(words: list[str]) -> tuple[int | None, str]:
         base = word.rsplit("/", 1)[-1]
         if base == "vllm" and index + 1 < len(words) and words[index + 1] == "serve":
             return index + 2, "vllm_serve"
-        if _PYTHON.match(word) and index + 2 < len(words) and words[index + 1] == "-m":
-            module = words[index + 2]
-            if module.startswith("vllm.entrypoints"):
-                return index + 3, "api_server_module"
-            return None, ""
+        if _PYTHON.match(word):
+            return _python_module_start(words, index + 1)
         if base in _WRAPPERS or word.startswith("-") or "=" in word:
             index += 1  # tini --, env VAR=…, uv run, conda run -n env …
             continue
         return None, ""
+    return None, ""
+
+
+def _python_module_start(words: list[str], index: int) -> tuple[int | None, str]:
+    """After `python3`: skip interpreter options (`-u`, `-X dev`…) up to `-m <module>`."""
+    while index < len(words) and words[index].startswith("-") and words[index] != "-m":
+        index += 1
+    if index + 1 >= len(words) or words[index] != "-m":
+        return None, ""
+    module = words[index + 1]
+    if module == "vllm.entrypoints.cli.main" and words[index + 2 : index + 3] == ["serve"]:
+        return index + 3, "vllm_serve"
+    if module.startswith("vllm.entrypoints"):
+        return index + 2, "api_server_module"
     return None, ""
 
 
