@@ -58,7 +58,10 @@ _TABLE_MARKS = re.compile(
 )
 _LIST_GPU = re.compile(r"^GPU (\d+): (.*)$")
 _LIST_MIG = re.compile(r"^\s*MIG\s+(\S+)\s+Device\s+(\d+):\s*\(UUID:\s*([^)\s]+)\)?")
-_QUERY_MARK = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$|^Attached GPUs\s*:\s*\d+")
+# the banner, the GPU count, or a GPU section header (bus id alone on its line: the top may be cut)
+_QUERY_MARK = re.compile(
+    r"^=+\s*NVSMI LOG\s*=+\s*$|^Attached GPUs\s*:\s*\d+|^GPU\s+[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]\s*$"
+)
 _XML_MARK = re.compile(r"<nvidia_smi_log\b")
 _TOPO_ROW = re.compile(r"^\s*(GPU\d+|NIC\d+|mlx\d+_\d+)\s+(?=X(?![A-Za-z])|NV\d+|SYS|NODE|PHB|PXB|PIX|SOC)")
 _VERSION_LINE = re.compile(r"^(NVIDIA-SMI|NVML|DRIVER|CUDA) [Vv]ersion\s*:\s*(\S+)")
@@ -84,12 +87,17 @@ _LOG_LINE = re.compile(
 )
 
 
+_SNIFF_CHARS = 256 * 1024
+
+
 def looks_like(text: str) -> str | None:
     """The nvidia-smi sub-kind of `text`, or None when it is not nvidia-smi output."""
     try:
-        if _foreign(clean_paste(text)) is not None:
+        # the head is enough to recognise a form; a multi-GB log must not be scanned to the end
+        head = text[:_SNIFF_CHARS]
+        if _foreign(clean_paste(head)) is not None:
             return None
-        kinds = _detect(_lines(text))
+        kinds = _detect(_lines(head))
         return kinds[0] if kinds else None
     except Exception:  # a sniffer must never take a run down
         return None
@@ -118,7 +126,10 @@ def _detect(lines: list[PasteLine]) -> list[str]:
     texts = [line.text for line in lines]
     found: set[str] = set()
     for text in texts:
-        if _TABLE_BANNER.match(text) or _TABLE_MARKS.search(text):
+        if text.lstrip().startswith(("|", "+")):  # a table row is nothing else: skip the other tests
+            if "table" not in found and (_TABLE_BANNER.match(text) or _TABLE_MARKS.search(text)):
+                found.add("table")
+        elif _TABLE_MARKS.search(text):
             found.add("table")
         elif _LIST_GPU.match(text) and "(UUID:" in text or _LIST_MIG.match(text):
             found.add("list")
@@ -132,7 +143,7 @@ def _detect(lines: list[PasteLine]) -> list[str]:
             found.add("version")
         elif _PROC_VERSION.match(text):
             found.add("proc_version")
-        elif any(pattern.search(text) for pattern, *_ in _ERRORS):
+        elif _ANY_ERROR.search(text):
             found.add("error")
     if _csv_blocks(lines, _query_commands(lines)):
         found.add("csv")
@@ -155,6 +166,9 @@ class _Out:
     def fact(self, name: str, value: Any, line: int | None, note: str | None = None) -> None:
         self.result.fact(f"{self.scope}.{name}", value, self.file, line, note)
 
+    def has(self, name: str) -> bool:
+        return f"{self.scope}.{name}" in self.result.facts
+
     def note(self, text: str) -> None:
         self.result.notes.append(text)
 
@@ -176,7 +190,7 @@ def _parse(text: str, file: str, scope: str) -> ParseResult:
     lines = _lines(text)
     kinds = _detect(lines)
     foreign = _foreign(clean_paste(text))
-    if not kinds:
+    if not kinds or foreign == "JSON":  # JSON quoting nvidia-smi text is still JSON (an inspect, a request)
         result = ParseResult(kind="nvidia_smi.unknown")
         why = f" (it looks like {foreign})" if foreign else ""
         result.notes.append(f"{file}: no nvidia-smi output recognised{why}")
@@ -184,11 +198,30 @@ def _parse(text: str, file: str, scope: str) -> ParseResult:
     result = ParseResult(kind=f"nvidia_smi.{kinds[0]}")
     if foreign:
         result.notes.append(f"{file} looks like {foreign}; only its nvidia-smi parts were read")
+    parts = []
     for kind in kinds:
         part = ParseResult(kind=f"nvidia_smi.{kind}")
         _READERS[kind](lines, _Out(part, file, scope))
         result.merge(part)
+        parts.append(part)
+    _prefer_full_names(result, parts, f"{scope}.gpu_models")
     return result
+
+
+def _prefer_full_names(result: ParseResult, parts: list[ParseResult], name: str) -> None:
+    """The 79-column table shortens names ('NVIDIA A100-SXM...'); -L or -q in the same paste has them whole."""
+    kept = result.facts.get(name)
+    if kept is None or not any(isinstance(model, str) and model.endswith("...") for model in kept.value):
+        return
+    for part in parts:
+        other = part.facts.get(name)
+        if (
+            other
+            and len(other.value) == len(kept.value)
+            and not any(str(m).endswith("...") for m in other.value)
+        ):
+            result.facts[name] = other
+            return
 
 
 def _first_line(items: Iterable[Any]) -> int | None:
@@ -249,6 +282,7 @@ class _TableGpu:
     mig_mode: str | None = None
     mig_line: int | None = None
     closed: bool = False
+    error_line: int | None = None  # first row showing ERR! / Unknown Error
 
 
 @dataclass
@@ -277,7 +311,6 @@ class _Snapshot:
     mig_state: str = "absent"
     mig_devices: list[dict[str, Any]] = field(default_factory=list)
     mig_devices_line: int | None = None
-    error_lines: list[PasteLine] = field(default_factory=list)
 
     @property
     def gpu_table_closed(self) -> bool:
@@ -289,18 +322,21 @@ class _Snapshot:
 
 
 def _unwrap(lines: list[PasteLine]) -> list[PasteLine]:
-    """Join table rows a narrow terminal wrapped onto a second line (the rest ends with '|')."""
+    """Join table rows a narrow terminal wrapped onto a second line (the rest ends with '|' or '+').
+
+    A wrap splits at the terminal width, so the two parts are joined as they are, without a space.
+    """
     out: list[PasteLine] = []
     for line in lines:
         text = line.text.strip()
         if (
             out
-            and text.endswith("|")
+            and text.endswith(("|", "+"))
             and not text.startswith(("|", "+"))
-            and out[-1].text.lstrip().startswith("|")
-            and not out[-1].text.rstrip().endswith(("|", "+"))
+            and out[-1].text.lstrip().startswith(("|", "+"))
+            and not out[-1].text.endswith(("|", "+"))
         ):
-            out[-1] = PasteLine(out[-1].number, out[-1].text.rstrip() + " " + text)
+            out[-1] = PasteLine(out[-1].number, out[-1].text + line.text)
             continue
         out.append(line)
     return out
@@ -321,12 +357,14 @@ def _read_table(lines: list[PasteLine], out: _Out) -> None:
     _emit_gpus(chosen, out)
     _emit_mig(chosen, out)
     _emit_processes(chosen, out)
-    for line in chosen.error_lines:
+    for gpu in chosen.gpus:
+        if gpu.error_line is None:
+            continue
         out.problem(
             "nvidia-smi-gpu-error",
             "error",
-            f"nvidia-smi shows an error for a GPU: {line.text.strip()!r}",
-            line.number,
+            f"nvidia-smi shows ERR!/Unknown Error for GPU {gpu.index}",
+            gpu.error_line,
             "ERR!/Unknown Error in the table usually means the GPU fell off the bus or hit an Xid: "
             "check `dmesg | grep -i -e NVRM -e Xid`; a reset or reboot is needed before any vLLM trial.",
         )
@@ -391,15 +429,14 @@ def _gpu_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
     if gpu_cell and (len(cells) >= 2 and _BUS_ID.search(cells[1]) or cut_early):
         persistence = _PERSISTENCE.match(gpu_cell.group(2)) if len(cells) >= 2 else None
         name = persistence.group(1) if persistence else gpu_cell.group(2)
-        snap.gpus.append(
-            _TableGpu(int(gpu_cell.group(1)), name.strip(), line.number, name_cut=len(cells) == 1)
-        )
-        _note_error_cells(snap, line, text)
+        gpu = _TableGpu(int(gpu_cell.group(1)), name.strip(), line.number, name_cut=len(cells) == 1)
+        snap.gpus.append(gpu)
+        _note_error_cells(gpu, line, text)
         return
     if not snap.gpus or snap.gpus[-1].closed:
         return
     gpu = snap.gpus[-1]
-    _note_error_cells(snap, line, text)
+    _note_error_cells(gpu, line, text)
     if not gpu.memory_seen:
         # the second row: Fan Temp Perf Pwr | Memory-Usage | GPU-Util Compute M.
         gpu.memory_seen, gpu.memory_line = True, line.number
@@ -414,9 +451,9 @@ def _gpu_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
             gpu.mig_mode, gpu.mig_line = mode, line.number
 
 
-def _note_error_cells(snap: _Snapshot, line: PasteLine, text: str) -> None:
-    if _GPU_ERROR_CELL.search(text):
-        snap.error_lines.append(line)
+def _note_error_cells(gpu: _TableGpu, line: PasteLine, text: str) -> None:
+    if gpu.error_line is None and _GPU_ERROR_CELL.search(text):
+        gpu.error_line = line.number
 
 
 def _process_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
@@ -509,7 +546,9 @@ def _emit_gpus(snap: _Snapshot, out: _Out) -> None:
             f"output cut inside GPU {gpus[-1].index}'s rows (line {gpus[-1].line}): gpu_count left out, "
             f"lists cover the {len(gpus)} GPU(s) shown"
         )
-    out.fact("gpu_models", [gpu.name for gpu in gpus], first)
+    # a GPU in error prints ERR! where its name belongs: that is no model name
+    models = [None if _GPU_ERROR_CELL.fullmatch(gpu.name) else gpu.name for gpu in gpus]
+    out.fact("gpu_models", models, first, "None: name unreadable (ERR!)" if None in models else None)
     for gpu in gpus:
         if gpu.name_cut:
             out.note(f"line {gpu.line}: GPU {gpu.index}'s row is cut; its name may be incomplete")
@@ -531,7 +570,7 @@ def _emit_memory(gpus: list[_TableGpu], out: _Out) -> None:
         note = f"unreadable for GPU(s) {missing}" if missing else None
         out.fact(name, values, line, note)
         if missing:
-            out.note(f"{name}: value cut off for GPU(s) {missing} (None in the list)")
+            out.note(f"{name}: unreadable (cut off or ERR!) for GPU(s) {missing}: None in the list")
 
 
 def _emit_mig(snap: _Snapshot, out: _Out) -> None:
@@ -541,7 +580,7 @@ def _emit_mig(snap: _Snapshot, out: _Out) -> None:
         out.note("the MIG devices table is cut before its rows")
         return
     out.fact("mig_devices", snap.mig_devices, snap.mig_devices_line)
-    if snap.mig_devices and "mig_enabled" not in {name.split(".", 1)[1] for name in out.result.facts}:
+    if snap.mig_devices and not out.has("mig_enabled"):
         out.fact("mig_enabled", True, snap.mig_devices_line)
 
 
@@ -588,7 +627,7 @@ def _emit_processes(snap: _Snapshot, out: _Out) -> None:
         out.note(f"the GPU Memory column of the Processes table is cut on line(s) {cut}: used_mib is None")
     # GI/CI ids on a process row exist only on a MIG-enabled GPU
     mig_row = next((proc for proc in processes if proc.gi and proc.gi.isdigit()), None)
-    if mig_row and not any(name.endswith(".mig_enabled") for name in out.result.facts):
+    if mig_row and not out.has("mig_enabled"):
         out.fact("mig_enabled", True, mig_row.line)
 
 
@@ -902,7 +941,10 @@ def _csv_blocks(lines: list[PasteLine], commands: list[tuple[str, list[str], str
             current = _CsvBlock(fields, query, None)
             blocks.append(current)
             continue
-        if not text or "nvidia-smi" in text:
+        if "nvidia-smi" in text:
+            current = None  # another command: its output is no csv row
+            continue
+        if not text:
             continue
         header = _csv_header(text)
         if header:
@@ -917,10 +959,22 @@ def _csv_blocks(lines: list[PasteLine], commands: list[tuple[str, list[str], str
         values = [value.strip() for value in text.split(",")]
         if len(values) == len(current.fields):
             current.rows.append((line.number, values))
-        elif current.rows and len(values) < len(current.fields):
+            continue
+        if current.rows and 2 <= len(values) < len(current.fields):
             current.dropped += 1  # a row cut by head or a paste limit
-    blocks = [block for block in blocks if block.rows or block.header_line is not None]
+        current = None  # whatever follows is another output
+    blocks = [
+        block for block in blocks if (block.rows or block.header_line is not None) and _plausible(block)
+    ]
     return blocks or _headless_block(lines)
+
+
+def _plausible(block: _CsvBlock) -> bool:
+    """A header of plain words ('name, count') needs nvidia-smi values below it to count as one."""
+    if block.header_line is None or any(re.search(r"[._\[]", name) for name in block.fields):
+        return True
+    values = [value for _, row in block.rows for value in row]
+    return any(_GPU_NAME.match(value) or _GPU_UUID.match(value) for value in values)
 
 
 _GPU_NAME = re.compile(r"^(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|GRID)\b")
@@ -949,7 +1003,11 @@ def _headless_block(lines: list[PasteLine]) -> list[_CsvBlock]:
         return []
     columns = list(zip(*(values for _, values in rows), strict=True))
     fields = [_guess_field(position, column) for position, column in enumerate(columns)]
-    if "name" not in fields:
+    # a GPU-name column and one more telling column, so prose that starts with "NVIDIA" is no csv
+    telling = any(name in ("uuid", "driver_version", "index") for name in fields) or any(
+        re.fullmatch(r"\d+ MiB", value) for _, values in rows for value in values
+    )
+    if "name" not in fields or not telling:
         return []
     return [_CsvBlock(fields, "gpu", None, rows)]
 
@@ -1191,7 +1249,10 @@ _ERRORS: list[tuple[re.Pattern[str], str, str, str, str]] = [
         "(unsupported GPU for this driver, e.g. Blackwell needs the open kernel module; Xid; fallen off the bus).",
     ),
     (
-        re.compile(r"couldn't communicate with the NVIDIA driver", re.IGNORECASE),
+        # a terminal may wrap the long message; pastes from rich text turn ' into ’
+        re.compile(
+            r"NVIDIA-SMI has failed because it couldn.t|couldn.t communicate with the NVIDIA driver", re.I
+        ),
         "nvidia-smi-driver-unreachable",
         "error",
         "nvidia-smi couldn't communicate with the NVIDIA driver: the kernel module is not loaded",
@@ -1222,7 +1283,7 @@ _ERRORS: list[tuple[re.Pattern[str], str, str, str, str]] = [
         "Check the permissions of /dev/nvidia* and the user's groups, or the container's device access.",
     ),
     (
-        re.compile(r"couldn't find libnvidia-ml\.so", re.IGNORECASE),
+        re.compile(r"couldn.t find libnvidia-ml\.so", re.IGNORECASE),
         "nvidia-smi-nvml-library-missing",
         "error",
         "nvidia-smi couldn't find libnvidia-ml.so: the driver's user-space libraries are missing",
@@ -1255,6 +1316,10 @@ _ERRORS: list[tuple[re.Pattern[str], str, str, str, str]] = [
         "nvidia-smi could not initialise NVML; the message says why.",
     ),
 ]
+
+
+# one pass over every line when recognising, instead of one per error pattern
+_ANY_ERROR = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, *_ in _ERRORS), re.IGNORECASE)
 
 
 def _read_errors(lines: list[PasteLine], out: _Out) -> None:
