@@ -36,7 +36,6 @@ import yaml
 from analyzer.parsers.base import ParseResult, Problem, clean_paste
 from analyzer.parsers.vllm_flags import (
     BOOL,
-    JSON,
     LIST,
     OPTIONAL,
     OPTIONAL_BOOL,
@@ -49,6 +48,12 @@ from analyzer.parsers.vllm_flags import (
 from analyzer.provenance import Provenance
 
 KIND_PREFIX = "launch_command"
+
+
+def _words(block: str) -> list[str]:
+    """A whitespace-separated word list written as a text block (long tables stay readable)."""
+    return block.split()
+
 
 # ---------------------------------------------------------------------------------------------
 # Small records
@@ -122,23 +127,29 @@ _COMPOSE = re.compile(r"^services:\s*$", re.M)
 _YAML_VLLM = re.compile(
     r"^\s*(?:-\s+)?(?:image|command|entrypoint|args):.*(?:vllm|api_server|--model)", re.M | re.I
 )
+_YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:", re.M)
+_VLLM_WORD = re.compile(r"vllm|api_server", re.I)
 _YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]+:(?:[ \t]|$)", re.M)
 _SNIFF_LIMIT = 1_000_000
 
 
 def looks_like(text: str) -> str | None:
-    """"shell", "compose", "kubernetes", "supervisord" if the text is a vLLM launch, else None."""
+    """The shape of the vLLM launch in `text` ("shell", "compose", "kubernetes",
+    "supervisord"), or None when it is no launch command (or is another parser's format)."""
     if not text or not text.strip() or "\x00" in text[:4096]:
         return None
-    head = text[:_SNIFF_LIMIT]
+    head = text[:_SNIFF_LIMIT].lstrip("\ufeff")
     if _OTHER_FORMATS.search(head) or _JSON_START.match(head.lstrip("\ufeff")):
         return None
-    if len(_LOG_LINE.findall(head)) >= 3:
-        return None  # a log that quotes its own command line is still a log
+    if len(_LOG_LINE.findall(head)) >= 3 or "Traceback (most recent call last)" in head:
+        return None  # a log (or a traceback) that quotes its command line is still a log
+    # Blockquote markers, fences and colours would hide the YAML/INI structure.
+    head = "\n".join(line.text for line in clean_paste(head, keep_prompts=True))
     if _SUPERVISORD.search(head) and _SUPERVISORD_COMMAND.search(head):
         return "supervisord"
     yaml_like = len(_YAML_KEY.findall(head)) >= 2
-    if yaml_like and _YAML_VLLM.search(head):
+    # `command:` as a block list puts `vllm` on a later line than the key, hence the second test.
+    if yaml_like and (_YAML_VLLM.search(head) or (_YAML_IMAGE.search(head) and _VLLM_WORD.search(head))):
         if _K8S.search(head) or (_K8S_KIND.search(head) and "apiVersion" in head):
             return "kubernetes"
         if _COMPOSE.search(head) or re.search(r"^\s+(?:image|command|deploy|environment):", head, re.M):
@@ -157,15 +168,28 @@ def parse(text: str, file: str) -> ParseResult:
     """Read the launch command(s) in `text`; never raises on odd input."""
     shape = None
     try:
+        text = text.lstrip("\ufeff")  # a BOM from a Windows editor is no part of the first word
         shape = looks_like(text)
         if shape is None:
             result = ParseResult(kind=f"{KIND_PREFIX}.unknown")
-            result.notes.append("no vLLM launch command recognised (vllm serve, api_server, docker/podman run, "
-                                "compose, Kubernetes or supervisord)")
+            result.notes.append(
+                "no vLLM launch command recognised (vllm serve, api_server, docker/podman run, "
+                "compose, Kubernetes or supervisord)"
+            )
             return result
-        reader = {"shell": _parse_shell, "compose": _parse_compose,
-                  "kubernetes": _parse_kubernetes, "supervisord": _parse_supervisord}[shape]
-        return reader(text, file)
+        reader = {
+            "shell": _parse_shell,
+            "compose": _parse_compose,
+            "kubernetes": _parse_kubernetes,
+            "supervisord": _parse_supervisord,
+        }[shape]
+        result = reader(text, file)
+        if "launcher" not in result.knobs and shape != "shell":
+            # YAML-looking prose around a shell command (a README, an issue): try the shell.
+            fallback = _parse_shell(text, file)
+            if "launcher" in fallback.knobs:
+                return fallback
+        return result
     except Exception as exc:  # a parser must never take the run down; say what happened instead
         result = ParseResult(kind=f"{KIND_PREFIX}.{shape or 'unknown'}")
         result.notes.append(f"launch command could not be read ({type(exc).__name__}: {exc})")
@@ -188,6 +212,9 @@ _PROMPT = re.compile(
     r"|PS [^>]*>"
     r"|[A-Za-z]:\\[^>]*>)[ \t]+"
 )
+# cmd.exe asks `More?` for the next line of a `^`-continued command (bash's `> ` is removed as
+# a blockquote marker by clean_paste).
+_CONTINUATION_PROMPT = re.compile(r"^More\? ?")
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w]*)\2")
 _HEREDOC_TARGET = re.compile(r"(?:>\s*|\btee\s+(?:-a\s+)?)([^\s<>|;&]+)")
 _CAT_FILE = re.compile(r"^\s*cat\s+([^\s<>|;&]+)\s*$")
@@ -195,15 +222,16 @@ _POWERSHELL_ENV = re.compile(r"""^\s*\$env:([A-Za-z_]\w*)\s*=\s*(.*?)\s*;?\s*$""
 
 # Words that start a new command; a line starting with one is never the tail of a wrapped line.
 _COMMAND_WORDS = frozenset(
-    """
+    _words("""
     docker podman nvidia-docker vllm python python3 uv uvx conda mamba micromamba source export
     set unset cd ls cat echo printf curl wget sleep wait kill pkill nvidia-smi pip pip3 git sudo
     nohup env exec bash sh zsh if then else elif fi for do done while case esac function return
     mkdir rm cp mv tail head grep sed awk tee chmod chown ray srun sbatch torchrun kubectl helm
     huggingface-cli hf apt apt-get yum dnf systemctl journalctl time timeout numactl taskset
     declare local readonly trap ulimit cmd powershell pwsh setx start call rem
-    """.split()
+    """)
 )
+_OPTION_START = re.compile(r"^--?[A-Za-z]")
 _LOG_START = re.compile(r"^\s*(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|Traceback|\(\w+ pid=|\[\w)")
 
 
@@ -242,10 +270,10 @@ def _prepare_lines(text: str) -> tuple[list[_Line], bool]:
     """Paste lines with debris removed; prompts stripped and remembered; comments marked."""
     out = []
     for pasted in clean_paste(text, keep_prompts=True):
-        line = pasted.text
+        line = _CONTINUATION_PROMPT.sub("", pasted.text)
         prompt = _PROMPT.match(line)
         if prompt:
-            out.append(_Line(pasted.number, line[prompt.end():], prompted=True))
+            out.append(_Line(pasted.number, line[prompt.end() :], prompted=True))
             continue
         out.append(_Line(pasted.number, line, comment=line.lstrip().startswith(("#", "::", "REM "))))
     prompted = any(ln.prompted for ln in out)
@@ -265,7 +293,7 @@ def _take_heredocs(lines: list[_Line], shell: _Shell) -> list[_Line]:
         cat = _CAT_FILE.match(line.text) if line.prompted else None
         if heredoc and "<<<" not in line.text:
             body, index = _heredoc_body(lines, index, heredoc.group(3), strip_tabs=bool(heredoc.group(1)))
-            target = _HEREDOC_TARGET.search(line.text[heredoc.end():] + " " + line.text[: heredoc.start()])
+            target = _HEREDOC_TARGET.search(line.text[heredoc.end() :] + " " + line.text[: heredoc.start()])
             if target and body:
                 shell.files[target.group(1)] = ("\n".join(b.text for b in body), body[0].number)
         elif cat:
@@ -278,7 +306,9 @@ def _take_heredocs(lines: list[_Line], shell: _Shell) -> list[_Line]:
     return kept
 
 
-def _heredoc_body(lines: list[_Line], index: int, delimiter: str, strip_tabs: bool) -> tuple[list[_Line], int]:
+def _heredoc_body(
+    lines: list[_Line], index: int, delimiter: str, strip_tabs: bool
+) -> tuple[list[_Line], int]:
     body = []
     while index < len(lines):
         candidate = lines[index].text.lstrip("\t") if strip_tabs else lines[index].text
@@ -311,28 +341,33 @@ def _wrap_separator(previous: str, line: _Line, current: _Logical) -> str | None
     """If `line` continues `current` without a continuation character, the separator to join
     them with ("" for a terminal wrap inside a word, " " or "\\n" between words), else None.
 
-    Two cases: a command pasted without its backslashes (the next line is an indented option),
-    and a terminal that wrapped a long line (the next line is a fragment such as `ap-space 8`).
+    Two cases: a command pasted without its backslashes (the next line starts with an option,
+    which can never start a command of its own), and a terminal that wrapped a long line (the
+    next line is a fragment such as `ap-space 8 --max-num-seqs 1`).
     """
     if not _LAUNCH_HINT.search(current.text) or line.prompted or line.comment:
         return None
     text = line.text
     first = text.split(None, 1)[0] if text.strip() else ""
-    if not first or _LOG_START.match(text) or first in _COMMAND_WORDS or re.match(r"^[A-Za-z_]\w*=", first):
+    if not first or _LOG_START.match(text) or first in _COMMAND_WORDS or _ASSIGNMENT.match(first):
         return None
-    if text[:1] in " \t" and first.startswith("-"):
+    if _OPTION_START.match(first):
         return "\n"
-    if len(previous.rstrip("\n")) < 60 or text[:1] in " \t":
+    if len(previous) < 60 or text[:1] in " \t":
         return None
-    if previous.endswith((" ", "\t")):
-        return " "
     last = previous.split()[-1] if previous.split() else ""
-    if last.startswith("-"):
-        joined = (last + first).split("=", 1)[0]
-        if _exact_flag(joined):
-            return ""
-        if _exact_flag(last.split("=", 1)[0]):
-            return " "
+    # A wrap inside a flag (`--sw` / `ap-space 8`) joins into a known flag; otherwise the
+    # fragment must itself carry options, or it is more likely output than command.
+    if (
+        last.startswith("-")
+        and not previous.endswith((" ", "\t"))
+        and _exact_flag((last + first).split("=", 1)[0])
+    ):
+        return ""
+    if not re.search(r"\s--?[A-Za-z]", text):
+        return None
+    if previous.endswith((" ", "\t")) or (last.startswith("-") and _exact_flag(last.split("=", 1)[0])):
+        return " "
     return ""
 
 
@@ -361,9 +396,9 @@ def _logical_commands(lines: list[_Line], prompted_paste: bool, notes: list[str]
             current.add(line.number, piece, "\n")
         elif current is not None and (sep := _wrap_separator(current.last_raw, line, current)) is not None:
             piece, still_open = _strip_continuation(line.text)
-            current.add(line.number, piece if sep == "\n" else piece.lstrip() if sep == " " else piece, sep)
-            notes.append(f"line {line.number}: read as the continuation of line {current.lines[0]} "
-                         f"({'terminal-wrapped line' if sep != chr(10) else 'no backslash'})")
+            current.add(line.number, piece.lstrip() if sep == " " else piece, sep)
+            how = "no backslash" if sep == "\n" else "terminal-wrapped line"
+            notes.append(f"line {line.number}: read as the continuation of line {current.lines[0]} ({how})")
         elif prompted_paste and not line.prompted:
             current = None  # output of a prompted command, not a command
             continue
@@ -391,7 +426,7 @@ class _Tokenizer:
 
     Why not shlex: shlex cannot say where a word started (provenance), fails on the unbalanced
     quotes of a cut paste, and knows nothing of `$VAR`, `$(…)`, `2>&1` or `<placeholder>`.
-    Unbalanced quotes here read to the end of the text (and say so) instead of failing.
+    An unbalanced quote is dropped (and noted) instead of failing or swallowing the rest.
     """
 
     def __init__(self, logical: _Logical, resolve: Resolver, notes: list[str]):
@@ -414,8 +449,9 @@ class _Tokenizer:
 
     def _flush(self) -> None:
         if self.word_start is not None:
-            self.tokens.append(Token("".join(self.buf), self.logical.line_at(self.word_start),
-                                     expansions=self.expansions))
+            self.tokens.append(
+                Token("".join(self.buf), self.logical.line_at(self.word_start), expansions=self.expansions)
+            )
         self._reset_word()
 
     def _op(self, op: str) -> None:
@@ -465,22 +501,30 @@ class _Tokenizer:
         return self.tokens
 
     def _unbalanced(self, what: str) -> None:
+        """A quote that never closes (a paste cut short, a quote lost in an editor): drop the
+        stray quote and split the rest normally — closer to what the person meant than one
+        giant word running to the end of the command."""
         line = self.logical.line_at(self.pos)
-        self.notes.append(f"line {line}: unbalanced {what}; read to the end of the command")
+        self.notes.append(f"line {line}: unbalanced {what} ignored")
+        self._start()
+        self.pos += 1
 
     def _single_quoted(self) -> None:
-        self._start()
         end = self.src.find("'", self.pos + 1)
         if end < 0:
             self._unbalanced("single quote")
-            end = len(self.src)
+            return
+        self._start()
         self.buf.append(self.src[self.pos + 1 : end])
         self.pos = end + 1
 
     def _double_quoted(self) -> None:
+        src = self.src
+        if not _closes(src, self.pos + 1):
+            self._unbalanced("double quote")
+            return
         self._start()
         self.pos += 1
-        src = self.src
         while self.pos < len(src) and src[self.pos] != '"':
             char = src[self.pos]
             if char == "\\" and self.pos + 1 < len(src) and src[self.pos + 1] in '$`"\\\n':
@@ -491,8 +535,6 @@ class _Tokenizer:
             else:
                 self.buf.append(char)
                 self.pos += 1
-        if self.pos >= len(src):
-            self._unbalanced("double quote")
         self.pos += 1
 
     def _backtick(self) -> None:
@@ -538,13 +580,17 @@ class _Tokenizer:
         if not name_match:
             self.buf.append(literal)
             return
-        name, rest = name_match.group(0), inner[name_match.end():]
+        name, rest = name_match.group(0), inner[name_match.end() :]
         value = self.resolve(name)
         self.expansions.append((name, value.line if value else None))
-        if value is not None and not (rest.startswith(":-") and value.value == ""):
+        # ${NAME:-default} / ${NAME-default} (and the := / = forms): the colon forms also
+        # replace an empty value.
+        operator = next((op for op in (":-", ":=", "-", "=") if rest.startswith(op)), None)
+        empty = value is not None and value.value == "" and operator is not None and operator[0] == ":"
+        if value is not None and not empty:
             self.buf.append(str(value.value))
-        elif rest.startswith((":-", "-", ":=", "=")):
-            self.buf.append(rest.split("-", 1)[-1] if "-" in rest[:2] else rest.split("=", 1)[-1])
+        elif operator is not None:
+            self.buf.append(rest[len(operator) :])
         else:
             self.buf.append(literal)
 
@@ -556,8 +602,14 @@ class _Tokenizer:
             newline = src.find("\n", pos)
             end = src.find(">", pos, len(src) if newline < 0 else newline)
             inner = src[pos + 1 : end] if end > 0 else ""
-            if (end > 0 and inner and not inner[0].isspace()
-                    and not inner[-1].isspace() and "<" not in inner and inner[0] != "("):
+            if (
+                end > 0
+                and inner
+                and not inner[0].isspace()
+                and not inner[-1].isspace()
+                and "<" not in inner
+                and inner[0] != "("
+            ):
                 self._start()
                 self.buf.append(src[pos : end + 1])
                 self.pos = end + 1
@@ -579,6 +631,19 @@ _WINDOWS_PATH_CHAR = re.compile(r"[A-Za-z0-9_.-]")
 _REDIRECT = re.compile(r"&?(?:>>?|<<?<?)(?:&[\d-]*)?")
 
 
+def _closes(text: str, start: int) -> bool:
+    """Whether a double quote opened before `start` has an unescaped closing quote."""
+    index = start
+    while index < len(text):
+        if text[index] == "\\":
+            index += 2
+            continue
+        if text[index] == '"':
+            return True
+        index += 1
+    return False
+
+
 def _matching(text: str, start: int, opening: str, closing: str) -> int:
     depth = 0
     for index in range(start, len(text)):
@@ -591,12 +656,15 @@ def _matching(text: str, start: int, opening: str, closing: str) -> int:
     return len(text) - 1
 
 
-def tokenize(logical: _Logical, resolve: Resolver | None = None, notes: list[str] | None = None) -> list[Token]:
+def tokenize(
+    logical: _Logical, resolve: Resolver | None = None, notes: list[str] | None = None
+) -> list[Token]:
     return _Tokenizer(logical, resolve or (lambda _name: None), notes if notes is not None else []).run()
 
 
-def tokenize_string(text: str, line: int | None, resolve: Resolver | None = None,
-                    notes: list[str] | None = None) -> list[Token]:
+def tokenize_string(
+    text: str, line: int | None, resolve: Resolver | None = None, notes: list[str] | None = None
+) -> list[Token]:
     """Tokenise a command given as one string (supervisord `command=`, `bash -c "…"`, YAML)."""
     logical = _Logical()
     logical.add(line or 0, text, "")
@@ -655,21 +723,43 @@ _SHELLS = {"bash", "sh", "zsh", "dash", "ash"}
 # Wrapper commands that run the command after them: {name: options that take a value}.
 _WRAPPERS: dict[str, set[str]] = {
     "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"},
-    "nohup": set(), "exec": set(), "time": set(), "command": set(), "nice": {"-n"},
-    "ionice": {"-c", "-n"}, "chrt": set(), "unbuffer": set(), "stdbuf": {"-i", "-o", "-e"},
+    "nohup": set(),
+    "exec": set(),
+    "time": set(),
+    "command": set(),
+    "nice": {"-n"},
+    "ionice": {"-c", "-n"},
+    "chrt": set(),
+    "unbuffer": set(),
+    "stdbuf": {"-i", "-o", "-e"},
     "env": {"-u", "-C", "-S", "--unset", "--chdir"},
-    "numactl": {"-C", "-N", "-m", "-p", "-i"}, "srun": {"-N", "-n", "-p", "-c", "-w", "-t", "-J", "-A"},
+    "numactl": {"-C", "-N", "-m", "-p", "-i"},
+    "srun": {"-N", "-n", "-p", "-c", "-w", "-t", "-J", "-A"},
     "uvx": {"--from", "--with", "--python", "-p"},
-    "accelerate": set(),
 }
 # Two-word wrappers: `uv run`, `conda run`, … and the options of theirs that take a value.
 _RUNNERS: dict[tuple[str, str], set[str]] = {
-    ("uv", "run"): {"--with", "--python", "-p", "--env-file", "--project", "--directory", "--package",
-                    "--extra", "--group", "--index", "--index-url", "--with-requirements"},
+    ("uv", "run"): {
+        "--with",
+        "--python",
+        "-p",
+        "--env-file",
+        "--project",
+        "--directory",
+        "--package",
+        "--extra",
+        "--group",
+        "--index",
+        "--index-url",
+        "--with-requirements",
+    },
     ("conda", "run"): {"-n", "--name", "-p", "--prefix", "--cwd"},
     ("mamba", "run"): {"-n", "--name", "-p", "--prefix"},
     ("micromamba", "run"): {"-n", "--name", "-p", "--prefix"},
-    ("poetry", "run"): set(), ("pipenv", "run"): set(), ("pdm", "run"): set(), ("hatch", "run"): set(),
+    ("poetry", "run"): set(),
+    ("pipenv", "run"): set(),
+    ("pdm", "run"): set(),
+    ("hatch", "run"): set(),
     ("pixi", "run"): {"-e", "--environment"},
 }
 # Positional arguments a wrapper takes before the command (timeout 600 cmd, taskset -c 0-7 cmd).
@@ -706,12 +796,25 @@ def _skip_wrapper(words: list[Token], index: int) -> tuple[int, str] | None:
         value_options = _WRAPPERS.get(name, set())
         cursor = index + 1
         while cursor < len(words) and words[cursor].text.startswith("-") and words[cursor].text != "--":
-            cursor += 2 if words[cursor].text in value_options else 1
+            takes_value = words[cursor].text in value_options
+            # `srun --ntasks 1 vllm serve`: an unlisted long option may take a value too, but
+            # never the program we are looking for.
+            if not takes_value and words[cursor].text.startswith("--") and "=" not in words[cursor].text:
+                takes_value = cursor + 1 < len(words) and not _is_program(words[cursor + 1].text)
+                takes_value = takes_value and not words[cursor + 1].text.startswith("-")
+            cursor += 2 if takes_value else 1
         if cursor < len(words) and words[cursor].text == "--":
             cursor += 1
         cursor += _WRAPPER_POSITIONALS.get(name, 0)
         return cursor, name
     return None
+
+
+def _is_program(word: str) -> bool:
+    name = _basename(word)
+    return (
+        name in ("vllm", "docker", "podman", "nvidia-docker") or name in _SHELLS or bool(_PYTHON.match(name))
+    )
 
 
 def _find_anchor(words: list[Token]) -> _Anchor | None:
@@ -764,7 +867,11 @@ def _python_anchor(words: list[Token], index: int) -> _Anchor | None:
             module = words[cursor + 1].text
             if module in _API_SERVER_MODULES:
                 return _Anchor(_API_SERVER_MODULES[module], index, cursor + 2)
-            if module == "vllm.entrypoints.cli.main" and cursor + 2 < len(words) and words[cursor + 2].text == "serve":
+            if (
+                module == "vllm.entrypoints.cli.main"
+                and cursor + 2 < len(words)
+                and words[cursor + 2].text == "serve"
+            ):
                 return _Anchor("vllm_serve", index, cursor + 3)
             return None
         if word.startswith("-m") and word[2:] in _API_SERVER_MODULES:
@@ -811,7 +918,7 @@ class _ArgReader:
         while index < len(words):
             word = words[index]
             if word.text == "--":
-                self.positionals.extend(words[index + 1:])
+                self.positionals.extend(words[index + 1 :])
                 break
             if _is_option(word.text):
                 index = self._option(words, index)
@@ -833,13 +940,17 @@ class _ArgReader:
         base, dot, key = name.partition(".")
         match = resolve_flag(base)
         if isinstance(match, list):
-            self._problem("ambiguous-flag", f"ambiguous vLLM flag {base} (could be {', '.join(match[:5])})", word)
+            self._problem(
+                "ambiguous-flag", f"ambiguous vLLM flag {base} (could be {', '.join(match[:5])})", word
+            )
             return self._skip_value(words, index, inline_value)
         if match is None:
             return self._unknown(words, index, base, inline_value)
         spec = match.spec
         if match.abbreviated:
-            self.launch.notes.append(f"line {word.line}: {base} read as {spec.long} (argparse accepts a unique prefix)")
+            self.launch.notes.append(
+                f"line {word.line}: {base} read as {spec.long} (argparse accepts a unique prefix)"
+            )
         if dot:
             value, index = self._one_value(words, index, inline_value, spec.long + "." + key)
             if value is not None:
@@ -852,14 +963,17 @@ class _ArgReader:
             return index
         return self._store(spec, match, words, index, inline_value)
 
-    def _store(self, spec: FlagSpec, match: FlagMatch, words: list[Token], index: int,
-               inline: str | None) -> int:
+    def _store(
+        self, spec: FlagSpec, match: FlagMatch, words: list[Token], index: int, inline: str | None
+    ) -> int:
         word = words[index]
         if spec.kind in (BOOL, OPTIONAL_BOOL):
             value = Value("false" if match.negated else "true", word.line)
             if inline is not None:
                 value = Value(inline, word.line)
-            elif spec.kind == OPTIONAL_BOOL and index + 1 < len(words) and words[index + 1].text in _TRUE_FALSE:
+            elif (
+                spec.kind == OPTIONAL_BOOL and index + 1 < len(words) and words[index + 1].text in _TRUE_FALSE
+            ):
                 value, index = Value(words[index + 1].text, words[index + 1].line), index + 1
             self._set(spec.dest, value)
             return index + 1
@@ -887,7 +1001,9 @@ class _ArgReader:
             self._set(spec.dest, value)
         return index
 
-    def _one_value(self, words: list[Token], index: int, inline: str | None, shown: str) -> tuple[Value | None, int]:
+    def _one_value(
+        self, words: list[Token], index: int, inline: str | None, shown: str
+    ) -> tuple[Value | None, int]:
         word = words[index]
         if inline is not None:
             return self._value_of(word, inline), index + 1
@@ -899,9 +1015,11 @@ class _ArgReader:
     def _value_of(self, token: Token, text: str | None = None) -> Value:
         note = None
         if token.expansions:
-            parts = [f"${name} from line {line}" if line else f"${name} is not defined in the paste"
-                     for name, line in token.expansions]
-            note = "shell variable: " + "; ".join(parts)
+            parts = [
+                f"${name} from line {line}" if line else f"${name} is not defined in the paste"
+                for name, line in token.expansions
+            ]
+            note = "variable: " + "; ".join(parts)
         return Value(token.text if text is None else text, token.line, note)
 
     def _skip_value(self, words: list[Token], index: int, inline: str | None) -> int:
@@ -913,15 +1031,24 @@ class _ArgReader:
         word = words[index]
         suggestion = suggest_flag(base)
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
-        self._problem("unknown-flag", f"unknown vLLM flag {base}{hint}", word,
-                      advice=f"vLLM rejects it at start-up (unrecognized arguments){'; use ' + suggestion if suggestion else ''}")
+        advice = "vLLM rejects it at start-up (unrecognized arguments)"
+        self._problem(
+            "unknown-flag",
+            f"unknown vLLM flag {base}{hint}",
+            word,
+            advice=advice + (f"; use {suggestion}" if suggestion else ""),
+        )
         # Most vLLM options take a value, so an unknown one is read as taking the next word
         # unless that word is itself an option; the value is kept under the name as written.
         dest = normalise_spelling(base).lstrip("-").replace("-", "_")
         value = Value(inline if inline is not None else "true", word.line, "flag unknown to vLLM")
         next_index = index + 1
-        if inline is None and index + 1 < len(words) and not _is_option(words[index + 1].text) \
-                and not (self.positional == "model" and not self.positionals and "/" in words[index + 1].text):
+        if (
+            inline is None
+            and index + 1 < len(words)
+            and not _is_option(words[index + 1].text)
+            and not (self.positional == "model" and not self.positionals and "/" in words[index + 1].text)
+        ):
             value = Value(words[index + 1].text, words[index + 1].line, "flag unknown to vLLM")
             next_index = index + 2
         if dest:
@@ -931,8 +1058,10 @@ class _ArgReader:
     def _set_optimization_level(self, level: str, word: Token) -> None:
         if self.version is not None and self.version < _OPTIMIZATION_LEVEL_SINCE:
             self.dotted.setdefault("compilation_config", []).append(("level", level, word.line))
-            self.launch.notes.append(f"line {word.line}: -O{level} sets the compilation level on vLLM "
-                                     f"{'.'.join(map(str, self.version))} (--compilation-config)")
+            self.launch.notes.append(
+                f"line {word.line}: -O{level} sets the compilation level on vLLM "
+                f"{'.'.join(map(str, self.version))} (--compilation-config)"
+            )
             return
         note = "-O: --optimization-level since v0.12; on v0.6.4–v0.11 it set the compilation-config level"
         self._set("optimization_level", Value(level, word.line, note))
@@ -940,8 +1069,10 @@ class _ArgReader:
     def _set(self, dest: str, value: Value) -> None:
         previous = self.launch.args.get(dest)
         if previous is not None and previous.value != value.value:
-            self.launch.notes.append(f"line {value.line}: --{dest.replace('_', '-')} given again "
-                                     f"(also at line {previous.line}); the last one wins")
+            self.launch.notes.append(
+                f"line {value.line}: --{dest.replace('_', '-')} given again "
+                f"(also at line {previous.line}); the last one wins"
+            )
         self.launch.args[dest] = value
 
     def _problem(self, problem_id: str, message: str, token: Token, advice: str = "") -> None:
@@ -957,20 +1088,32 @@ class _ArgReader:
             return
         first, extra = self.positionals[0], self.positionals[1:]
         if self.positional == "reject":
-            self._problem("positional-argument",
-                          f"{self.entrypoint or 'this entry point'} takes the model only as --model; "
-                          f"the positional {first.text!r} is rejected (unrecognized arguments)", first)
+            self._problem(
+                "positional-argument",
+                f"{self.entrypoint or 'this entry point'} takes the model only as --model; "
+                f"the positional {first.text!r} is rejected (unrecognized arguments)",
+                first,
+            )
             if self.model_flag is None:
-                self.launch.args["model"] = Value(first.text, first.line, "positional; rejected by this entry point")
+                self.launch.args["model"] = Value(
+                    first.text, first.line, "positional; rejected by this entry point"
+                )
         elif self.model_flag is not None:
-            self._problem("model-given-twice",
-                          f"model given both as positional {first.text!r} and as --model "
-                          f"{self.model_flag.value!r}; vLLM rejects the extra argument", first)
+            self._problem(
+                "model-given-twice",
+                f"model given both as positional {first.text!r} and as --model "
+                f"{self.model_flag.value!r}; vLLM rejects the extra argument",
+                first,
+            )
             self.launch.args["model"] = self._value_of(first)
         else:
             self.launch.args["model"] = self._value_of(first)
         for word in extra:
-            self._problem("positional-argument", f"unexpected argument {word.text!r} (vLLM: unrecognized arguments)", word)
+            self._problem(
+                "positional-argument",
+                f"unexpected argument {word.text!r} (vLLM: unrecognized arguments)",
+                word,
+            )
 
     def _merge_dotted(self) -> None:
         """`--compilation-config.level 3 -cc.mode 2` → one JSON object per option, merged over
@@ -987,8 +1130,11 @@ class _ArgReader:
             for key, raw, _line in pieces:
                 _set_path(base, key, _json_or_text(raw))
             last_line = pieces[-1][2]
-            self.launch.args[dest] = Value(json.dumps(base), last_line,
-                                           "merged from dotted keys (" + ", ".join(p[0] for p in pieces) + ")")
+            self.launch.args[dest] = Value(
+                json.dumps(base),
+                last_line,
+                "merged from dotted keys (" + ", ".join(p[0] for p in pieces) + ")",
+            )
 
 
 def _json_or_text(raw: str) -> Any:
@@ -1020,16 +1166,26 @@ def _set_path(target: dict[str, Any], dotted_key: str, value: Any) -> None:
 # ---------------------------------------------------------------------------------------------
 
 _DOCKER_BOOL_LONG = frozenset(
-    """--detach --interactive --tty --rm --init --privileged --read-only --publish-all
+    _words("""--detach --interactive --tty --rm --init --privileged --read-only --publish-all
     --no-healthcheck --oom-kill-disable --sig-proxy --disable-content-trust --quiet --help
     --use-api-socket --env-host --replace --rootfs --read-only-tmpfs --no-hosts --tls-verify
-    --http-proxy --env-merge-unused""".split()
+    --http-proxy --env-merge-unused""")
 )
 _DOCKER_BOOL_SHORT = set("ditPq")
 _DOCKER_VALUE_SHORT = set("evpwuhmlac")
-_DOCKER_ALIASES = {"-e": "--env", "-v": "--volume", "-p": "--publish", "-w": "--workdir", "-u": "--user",
-                   "-h": "--hostname", "-m": "--memory", "-l": "--label", "-a": "--attach",
-                   "-c": "--cpu-shares", "--net": "--network"}
+_DOCKER_ALIASES = {
+    "-e": "--env",
+    "-v": "--volume",
+    "-p": "--publish",
+    "-w": "--workdir",
+    "-u": "--user",
+    "-h": "--hostname",
+    "-m": "--memory",
+    "-l": "--label",
+    "-a": "--attach",
+    "-c": "--cpu-shares",
+    "--net": "--network",
+}
 _IMAGE_VERSION = re.compile(r"^v?(\d+)\.(\d+)")
 # vllm/vllm-openai switched its entrypoint from the api_server module to `vllm serve` in
 # PR #25967 (v0.11.0).
@@ -1067,7 +1223,7 @@ def _docker_options(words: list[Token]) -> tuple[list[tuple[str, Token, Token | 
             index += 1
             continue
         long = _DOCKER_ALIASES.get("-" + letters[value_at], "-" + letters[value_at])
-        attached = letters[value_at + 1:].lstrip("=")
+        attached = letters[value_at + 1 :].lstrip("=")
         if attached:
             options.append((long, word, Token(attached, word.line)))
         elif index + 1 < len(words):
@@ -1112,23 +1268,28 @@ class _Context:
     notes: list[str] = field(default_factory=list)
 
 
-def _analyse(words: list[Token], shell: _Shell, ctx: _Context, host_env: bool = True) -> Launch | None:
+def _analyse(words: list[Token], shell: _Shell, ctx: _Context) -> Launch | None:
     """The Launch a simple command starts, or None if it starts no vLLM server."""
     anchor = _find_anchor(words)
     if anchor is None:
         return None
     if anchor.kind == "shell_c":
-        return _analyse_shell_c(words, anchor, shell, ctx, host_env)
+        return _analyse_shell_c(words, anchor, shell, ctx)
     if anchor.kind in ("docker_run", "podman_run"):
         return _analyse_docker(words, anchor, shell, ctx)
     launch = Launch(anchor.kind, words[anchor.index].line)
-    if host_env:
-        launch.env.update(shell.exported)
+    # The environment the process inherits: exports so far (host shell, container env or a
+    # supervisord environment= line, depending on which shell this is).
+    launch.env.update(shell.exported)
     _add_prefix_env(launch, anchor)
     serve = anchor.kind == "vllm_serve"
-    reader = _ArgReader(launch, ctx.file, positional="model" if serve else "reject",
-                        entrypoint="vllm serve" if serve else "python -m vllm.entrypoints.openai.api_server")
-    reader.read(words[anchor.args_from:])
+    reader = _ArgReader(
+        launch,
+        ctx.file,
+        positional="model" if serve else "reject",
+        entrypoint="vllm serve" if serve else "python -m vllm.entrypoints.openai.api_server",
+    )
+    reader.read(words[anchor.args_from :])
     _read_config_file(launch, shell, ctx)
     return launch
 
@@ -1141,33 +1302,38 @@ def _add_prefix_env(launch: Launch, anchor: _Anchor) -> None:
         launch.notes.append(f"started through `{wrapper}`")
 
 
-def _analyse_shell_c(words: list[Token], anchor: _Anchor, shell: _Shell, ctx: _Context,
-                     host_env: bool) -> Launch | None:
+def _analyse_shell_c(words: list[Token], anchor: _Anchor, shell: _Shell, ctx: _Context) -> Launch | None:
     """`bash -c "export X=1; vllm serve …"`: read the script as a small shell session."""
     script = words[anchor.args_from]
     child = _Shell(dict(shell.variables), dict(shell.exported), shell.files)
     for token in anchor.prefix_env:
         name, _, value = token.text.partition("=")
         child.exported[name] = Value(value, token.line)
-    tokens = tokenize_string(script.text, script.line, child.lookup, ctx.notes)
-    launches = _walk(_simple_commands(tokens), child, ctx, host_env)
+    launches = _script_launches(script.text, script.line, child, ctx)
     if not launches:
         return None
     launch = launches[-1]
-    launch.notes.append(f"line {script.line}: launched by `{_basename(words[anchor.index].text)} "
-                        f"{words[anchor.index + 1].text} \"…\"`")
+    launch.notes.append(
+        f"line {script.line}: launched by `{_basename(words[anchor.index].text)} "
+        f'{words[anchor.index + 1].text} "…"`'
+    )
     return launch
 
 
-def _analyse_docker(words: list[Token], anchor: _Anchor, shell: _Shell, ctx: _Context) -> Launch:
+def _analyse_docker(words: list[Token], anchor: _Anchor, shell: _Shell, ctx: _Context) -> Launch | None:
+    """A docker/podman run that starts vLLM (a `docker run … nvidia/cuda nvidia-smi` is not one)."""
+    rest = words[anchor.args_from :]
+    options, image_index = _docker_options(rest)
+    if image_index >= len(rest) or not _runs_vllm(rest[image_index], rest[image_index + 1 :], options):
+        return None
     launch = Launch(anchor.kind, words[anchor.index].line)
     for token in anchor.prefix_env:
-        launch.notes.append(f"line {token.line}: {token.text.partition('=')[0]} set for the "
-                            f"{_basename(words[anchor.index].text)} client, not inside the container")
-    rest = words[anchor.args_from:]
-    options, image_index = _docker_options(rest)
+        launch.notes.append(
+            f"line {token.line}: {token.text.partition('=')[0]} set for the "
+            f"{_basename(words[anchor.index].text)} client, not inside the container"
+        )
     entrypoint: Token | None = None
-    for name, option, value in options:
+    for name, _option, value in options:
         if value is None:
             continue
         if name == "--entrypoint":
@@ -1176,15 +1342,28 @@ def _analyse_docker(words: list[Token], anchor: _Anchor, shell: _Shell, ctx: _Co
             _docker_option(launch, name, value, shell, anchor)
     _gpus_from_visible_devices(launch)
     if shell.exported:
-        launch.notes.append("host exports are not passed into the container unless named with -e/--env: "
-                            + ", ".join(sorted(shell.exported)))
-    if image_index >= len(rest):
-        launch.notes.append(f"line {launch.line}: no image found after the {anchor.kind.split('_')[0]} options")
-        return launch
+        launch.notes.append(
+            "host exports are not passed into the container unless named with -e/--env: "
+            + ", ".join(sorted(shell.exported))
+        )
     image = rest[image_index]
     _set_image(launch, image)
-    _container_command(launch, image, [entrypoint] if entrypoint else [], rest[image_index + 1:], ctx, shell)
+    _container_command(launch, image, [entrypoint] if entrypoint else [], rest[image_index + 1 :], ctx, shell)
     return launch
+
+
+def _runs_vllm(image: Token, args: list[Token], options: list[tuple[str, Token, Token | None]]) -> bool:
+    """The image is a vLLM image, or what runs in it is vLLM: a vLLM program, or arguments that
+    are (nearly all) vLLM flags. TGI's `--model-id`, sglang's `--model-path` are not."""
+    if "vllm" in image.text.lower():
+        return True
+    entrypoint = [value for name, _option, value in options if name == "--entrypoint" and value is not None]
+    program = entrypoint + args
+    if program and not _is_option(program[0].text) and _find_anchor(program) is not None:
+        return True
+    flags = [token.text.split("=", 1)[0].split(".", 1)[0] for token in args if _is_option(token.text)]
+    known = [flag for flag in flags if isinstance(resolve_flag(flag), FlagMatch)]
+    return bool(flags) and len(known) >= 0.8 * len(flags)
 
 
 def _docker_option(launch: Launch, name: str, value: Token, shell: _Shell, anchor: _Anchor) -> None:
@@ -1216,9 +1395,13 @@ def _docker_env(launch: Launch, value: Token, shell: _Shell, anchor: _Anchor) ->
     if name in prefix:
         source = Value(prefix[name].text.partition("=")[2], prefix[name].line)
     if source is not None:
-        launch.env[name] = Value(source.value, value.line, f"passed from the host; value set at line {source.line}")
+        launch.env[name] = Value(
+            source.value, value.line, f"passed from the host; value set at line {source.line}"
+        )
     else:
-        launch.notes.append(f"line {value.line}: -e {name} passes the host's {name}; its value is not in the paste")
+        launch.notes.append(
+            f"line {value.line}: -e {name} passes the host's {name}; its value is not in the paste"
+        )
 
 
 def _append(target: dict[str, Value], key: str, item: str, line: int | None) -> None:
@@ -1233,8 +1416,9 @@ def _gpus_from_visible_devices(launch: Launch) -> None:
     visible = launch.env.get("NVIDIA_VISIBLE_DEVICES")
     if "gpus" not in launch.container and visible is not None:
         runtime = launch.container.get("runtime")
-        note = "from NVIDIA_VISIBLE_DEVICES" + ("" if runtime and runtime.value == "nvidia"
-                                                else " (takes effect only with the NVIDIA runtime)")
+        note = "from NVIDIA_VISIBLE_DEVICES" + (
+            "" if runtime and runtime.value == "nvidia" else " (takes effect only with the NVIDIA runtime)"
+        )
         launch.container["gpus"] = Value(visible.value, visible.line, note)
 
 
@@ -1244,8 +1428,9 @@ def _set_image(launch: Launch, image: Token) -> None:
         launch.digest = Value(image.text.split("@", 1)[1], image.line)
 
 
-def _container_command(launch: Launch, image: Token, entrypoint: list[Token], args: list[Token],
-                       ctx: _Context, shell: _Shell) -> None:
+def _container_command(
+    launch: Launch, image: Token, entrypoint: list[Token], args: list[Token], ctx: _Context, shell: _Shell
+) -> None:
     """Read what runs in the container: an overridden entrypoint, a command given after the
     image, or (the usual case) vLLM arguments handed to the image's own entrypoint."""
     container_shell = _Shell(exported=dict(launch.env), files=shell.files)
@@ -1253,34 +1438,49 @@ def _container_command(launch: Launch, image: Token, entrypoint: list[Token], ar
     default, version = _image_entrypoint(image.text)
     anchor = _find_anchor(program) if program and not _is_option(program[0].text) else None
     if anchor is not None:
-        inner = _analyse(program, container_shell, ctx, host_env=False)
+        inner = _analyse(program, container_shell, ctx)
         if inner is not None:
             if default and not entrypoint:
-                launch.problems.append(Problem(
-                    "command-after-vllm-image", "warning",
-                    f"{image.text} already starts vLLM from its entrypoint; the command after the image "
-                    "is passed to it as extra arguments", [Provenance(ctx.file, program[0].line)],
-                    "give only vLLM arguments after the image, or override --entrypoint"))
+                launch.problems.append(
+                    Problem(
+                        "command-after-vllm-image",
+                        "warning",
+                        f"{image.text} already starts vLLM from its entrypoint; the command after the image "
+                        "is passed to it as extra arguments",
+                        [Provenance(ctx.file, program[0].line)],
+                        "give only vLLM arguments after the image, or override --entrypoint",
+                    )
+                )
             _merge_inner(launch, inner)
             return
     if entrypoint:
         shown = " ".join(token.text for token in entrypoint)
-        launch.notes.append(f"line {entrypoint[0].line}: entrypoint {shown!r} does not start vLLM "
-                            "directly; its arguments were not read")
+        launch.notes.append(
+            f"line {entrypoint[0].line}: entrypoint {shown!r} does not start vLLM "
+            "directly; its arguments were not read"
+        )
         return
     if default is None:
-        launch.notes.append(f"line {image.line}: entrypoint of {image.text} assumed to be vLLM's "
-                            "(vllm serve on images from v0.11, the api_server module before)")
+        launch.notes.append(
+            f"line {image.line}: entrypoint of {image.text} assumed to be vLLM's "
+            "(vllm serve on images from v0.11, the api_server module before)"
+        )
     positional = "reject" if default == "api_server_module" else "model"
-    shown = {"api_server_module": f"{image.text} (entrypoint python3 -m vllm.entrypoints.openai.api_server)",
-             "vllm_serve": f"{image.text} (entrypoint vllm serve)"}.get(default or "", image.text)
+    shown = {
+        "api_server_module": f"{image.text} (entrypoint python3 -m vllm.entrypoints.openai.api_server)",
+        "vllm_serve": f"{image.text} (entrypoint vllm serve)",
+    }.get(default or "", image.text)
     reader = _ArgReader(launch, ctx.file, positional=positional, version=version, entrypoint=shown)
     reader.read(args)
     _read_config_file(launch, container_shell, ctx)
 
 
-_DESCRIBE = {"vllm_serve": "vllm serve", "api_server_module": "python -m vllm.entrypoints.openai.api_server",
-             "docker_run": "docker run", "podman_run": "podman run"}
+_DESCRIBE = {
+    "vllm_serve": "vllm serve",
+    "api_server_module": "python -m vllm.entrypoints.openai.api_server",
+    "docker_run": "docker run",
+    "podman_run": "podman run",
+}
 
 
 def _merge_inner(launch: Launch, inner: Launch) -> None:
@@ -1296,12 +1496,12 @@ def _merge_inner(launch: Launch, inner: Launch) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _walk(commands: list[_Simple], shell: _Shell, ctx: _Context, host_env: bool = True) -> list[Launch]:
+def _walk(commands: list[_Simple], shell: _Shell, ctx: _Context) -> list[Launch]:
     launches = []
     for command in commands:
         if _assignments(command.words, shell):
             continue
-        launch = _analyse(command.words, shell, ctx, host_env)
+        launch = _analyse(command.words, shell, ctx)
         if launch is not None:
             launch.notes.extend(command.notes)
             launches.append(launch)
@@ -1347,13 +1547,35 @@ def _assignments(words: list[Token], shell: _Shell) -> bool:
 def _note_environment(words: list[Token], ctx: _Context) -> None:
     """Python environments activated before the launch matter when versions are compared."""
     texts = [w.text for w in words]
-    if texts[:2] in (["conda", "activate"], ["mamba", "activate"], ["micromamba", "activate"]) and len(texts) > 2:
+    if (
+        texts[:2] in (["conda", "activate"], ["mamba", "activate"], ["micromamba", "activate"])
+        and len(texts) > 2
+    ):
         ctx.notes.append(f"line {words[0].line}: conda environment {texts[2]} activated")
     elif texts[0] in ("source", ".") and len(texts) > 1 and "activate" in texts[1]:
         ctx.notes.append(f"line {words[0].line}: Python environment {texts[1]} activated")
 
 
-def _shell_launches(text: str, file: str = "", sniff: bool = False) -> tuple[list[Launch], _Context, list[int]]:
+def _script_launches(script: str, first_line: int | None, shell: _Shell, ctx: _Context) -> list[Launch]:
+    """The launches in a script given as one string (`sh -c "…"`, a YAML block scalar): lines,
+    continuations and comments as in a file, line numbers counted from where the string starts."""
+    lines = [
+        _Line(first_line + offset if first_line else 0, text, comment=text.lstrip().startswith("#"))
+        for offset, text in enumerate(script.splitlines())
+    ]
+    launches: list[Launch] = []
+    for logical in _logical_commands(lines, False, ctx.notes):
+        tokens = tokenize(logical, shell.lookup, ctx.notes)
+        if first_line is None:
+            for token in tokens:
+                token.line = None
+        launches.extend(_walk(_simple_commands(tokens), shell, ctx))
+    return launches
+
+
+def _shell_launches(
+    text: str, file: str = "", sniff: bool = False
+) -> tuple[list[Launch], _Context, list[int]]:
     """Every vLLM launch in a shell paste, in order; plus lines of commented-out launches."""
     ctx = _Context(file)
     lines, prompted = _prepare_lines(text)
@@ -1361,7 +1583,12 @@ def _shell_launches(text: str, file: str = "", sniff: bool = False) -> tuple[lis
     lines = _take_heredocs(lines, shell)
     commented = [line.number for line in lines if line.comment and _COMMENTED_LAUNCH.search(line.text)]
     launches: list[Launch] = []
-    for logical in _logical_commands(lines, prompted, ctx.notes):
+    logicals = _logical_commands(lines, prompted, ctx.notes)
+    if prompted and not any(_LAUNCH_HINT.search(logical.text) for logical in logicals):
+        # Prompts were shown only for other commands (`$ nvidia-smi`); the launch was pasted
+        # without one, so every line may be a command after all.
+        logicals = _logical_commands(lines, False, ctx.notes)
+    for logical in logicals:
         powershell = _POWERSHELL_ENV.match(logical.text)
         if powershell:
             value = Value(_unquote_simple(powershell.group(2)), logical.lines[0])
@@ -1394,8 +1621,10 @@ def _parse_shell(text: str, file: str) -> ParseResult:
     chosen = launches[-1]
     _emit(chosen, result, file)
     for other in launches[:-1]:
-        result.notes.append(f"line {other.line}: another launch ({other.launcher}) not used; "
-                            f"the last live one (line {chosen.line}) is")
+        result.notes.append(
+            f"line {other.line}: another launch ({other.launcher}) not used; "
+            f"the last live one (line {chosen.line}) is"
+        )
     for line in commented:
         result.notes.append(f"line {line}: commented-out launch ignored")
     result.notes.extend(ctx.notes)
@@ -1436,10 +1665,13 @@ def _read_config_file(launch: Launch, shell: _Shell, ctx: _Context) -> None:
         return
     name = str(config.value)
     found = shell.files.get(name) or next(
-        (body for path, body in shell.files.items() if _basename(path) == _basename(name)), None)
+        (body for path, body in shell.files.items() if _basename(path) == _basename(name)), None
+    )
     if found is None:
-        launch.notes.append(f"line {config.line}: the values in {name} are not in the paste; "
-                            "only the arguments on the command line were read")
+        launch.notes.append(
+            f"line {config.line}: the values in {name} are not in the paste; "
+            "only the arguments on the command line were read"
+        )
         return
     body, first_line = found
     try:
@@ -1463,18 +1695,29 @@ def _config_key(launch: Launch, key: str, value: Any, line: int | None, name: st
     if not isinstance(match, FlagMatch):
         suggestion = suggest_flag("--" + key.replace("_", "-"))
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
-        launch.problems.append(Problem("unknown-flag", "warning", f"unknown vLLM flag {key} in {name}{hint}",
-                                       [Provenance(ctx.file, line)]))
+        launch.problems.append(
+            Problem(
+                "unknown-flag",
+                "warning",
+                f"unknown vLLM flag {key} in {name}{hint}",
+                [Provenance(ctx.file, line)],
+            )
+        )
     else:
         dest = match.spec.dest
     if dest in launch.args:
         return  # the command line wins over the config file
     if value is False:
-        launch.problems.append(Problem(
-            "config-false-dropped", "warning",
-            f"{key}: false in {name} is dropped by vLLM (only true emits --{key.replace('_', '-')}), "
-            "so the default applies", [Provenance(ctx.file, line)],
-            f"pass --no-{key.replace('_', '-')} on the command line to switch it off"))
+        launch.problems.append(
+            Problem(
+                "config-false-dropped",
+                "warning",
+                f"{key}: false in {name} is dropped by vLLM (only true emits --{key.replace('_', '-')}), "
+                "so the default applies",
+                [Provenance(ctx.file, line)],
+                f"pass --no-{key.replace('_', '-')} on the command line to switch it off",
+            )
+        )
         return
     if value is True:
         text = "true"
@@ -1508,20 +1751,52 @@ class _YamlDoc:
 
     data: Any
     node: yaml.Node | None
+    lines: list[str] = field(default_factory=list)  # the text the nodes point into
 
     def line(self, path: Path) -> int | None:
+        node = self._node(path)
+        if node is None:
+            return None
+        # A block scalar (`|` / `>`) starts on the indicator's line; its text on the next one.
+        block = isinstance(node, yaml.ScalarNode) and node.style in ("|", ">")
+        return node.start_mark.line + (2 if block else 1)
+
+    def block_pieces(self, path: Path) -> list[tuple[int, str]] | None:
+        """The source lines of a block scalar, so each word of a multi-line `command: >` keeps
+        its own line; None for other values."""
+        node = self._node(path)
+        if not (isinstance(node, yaml.ScalarNode) and node.style in ("|", ">")):
+            return None
+        opener = self.lines[node.start_mark.line]
+        indent = len(opener) - len(opener.lstrip())
+        pieces = []
+        for number in range(node.start_mark.line + 1, len(self.lines)):
+            text = self.lines[number]
+            if text.strip() and len(text) - len(text.lstrip()) <= indent:
+                break  # back at the key's indentation: the block has ended
+            if text.strip():
+                pieces.append((number + 1, text))
+        return pieces
+
+    def _node(self, path: Path) -> yaml.Node | None:
         node = self.node
         for key in path:
             if isinstance(node, yaml.MappingNode):
-                node = next((value for k, value in node.value
-                             if isinstance(k, yaml.ScalarNode) and k.value == str(key)), None)
+                node = next(
+                    (
+                        value
+                        for k, value in node.value
+                        if isinstance(k, yaml.ScalarNode) and k.value == str(key)
+                    ),
+                    None,
+                )
             elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
                 node = node.value[key]
             else:
                 node = None
             if node is None:
                 return None
-        return node.start_mark.line + 1 if node is not None else None
+        return node
 
 
 def _paste_as_yaml(text: str) -> str:
@@ -1557,7 +1832,7 @@ def _load_yaml(text: str, notes: list[str]) -> list[_YamlDoc]:
             if node is None:
                 continue
             loader = yaml.SafeLoader("")
-            docs.append(_YamlDoc(loader.construct_document(node), node))
+            docs.append(_YamlDoc(loader.construct_document(node), node, lines))
         return docs
     return []
 
@@ -1586,8 +1861,9 @@ def _compose_interpolate(text: str, notes: list[str], line: int | None) -> str:
     return _COMPOSE_VAR.sub(replace, text)
 
 
-def _command_tokens(doc: _YamlDoc, path: Path, value: Any, notes: list[str],
-                    expand: Callable[[str, int | None], str]) -> list[Token]:
+def _command_tokens(
+    doc: _YamlDoc, path: Path, value: Any, notes: list[str], expand: Callable[[str, int | None], str]
+) -> list[Token]:
     """A YAML command/entrypoint/args value as words: a list is taken item by item (no shell
     splitting), a string is split like a shell would."""
     if isinstance(value, list):
@@ -1597,6 +1873,12 @@ def _command_tokens(doc: _YamlDoc, path: Path, value: Any, notes: list[str],
             tokens.append(Token(expand(_scalar(item), line), line))
         return tokens
     if isinstance(value, str):
+        pieces = doc.block_pieces(path)
+        if pieces:  # a shell-split string over several lines: newlines are only whitespace
+            logical = _Logical()
+            for line, text in pieces:
+                logical.add(line, expand(text, line), "\n")
+            return tokenize(logical, None, notes)
         line = doc.line(path)
         return tokenize_string(expand(value, line), line, None, notes)
     return []
@@ -1613,8 +1895,11 @@ def _parse_compose(text: str, file: str) -> ParseResult:
     found = []
     for doc in _load_yaml(text, ctx.notes):
         found.extend(_compose_services(doc))
-    vllm = [item for item in found if _mentions_vllm(item[2].get("image"), item[2].get("command"),
-                                                      item[2].get("entrypoint"))]
+    vllm = [
+        item
+        for item in found
+        if _mentions_vllm(item[2].get("image"), item[2].get("command"), item[2].get("entrypoint"))
+    ]
     if not vllm:
         result.notes.append("no vLLM service found in the compose file")
         result.notes.extend(ctx.notes)
@@ -1633,7 +1918,9 @@ def _compose_services(doc: _YamlDoc) -> list[tuple[_YamlDoc, Path, dict[str, Any
     if not isinstance(data, dict):
         return []
     if isinstance(data.get("services"), dict):
-        return [(doc, ("services", name), svc) for name, svc in data["services"].items() if isinstance(svc, dict)]
+        return [
+            (doc, ("services", name), svc) for name, svc in data["services"].items() if isinstance(svc, dict)
+        ]
     if "image" in data or "command" in data:  # a lone service body
         return [(doc, (), data)]
     return [(doc, (name,), svc) for name, svc in data.items() if isinstance(svc, dict)]
@@ -1671,7 +1958,9 @@ def _compose_environment(launch: Launch, doc: _YamlDoc, path: Path, environment:
     if isinstance(environment, dict):
         for name, value in environment.items():
             if value is None:
-                launch.notes.append(f"environment {name} is passed from the host; its value is not in the file")
+                launch.notes.append(
+                    f"environment {name} is passed from the host; its value is not in the file"
+                )
             else:
                 launch.env[str(name)] = Value(_scalar(value), doc.line((*where, str(name))))
     elif isinstance(environment, list):
@@ -1680,7 +1969,9 @@ def _compose_environment(launch: Launch, doc: _YamlDoc, path: Path, environment:
             if eq:
                 launch.env[name] = Value(value, doc.line((*where, index)))
             else:
-                launch.notes.append(f"environment {name} is passed from the host; its value is not in the file")
+                launch.notes.append(
+                    f"environment {name} is passed from the host; its value is not in the file"
+                )
 
 
 def _compose_container(launch: Launch, doc: _YamlDoc, path: Path, service: dict[str, Any]) -> None:
@@ -1688,21 +1979,29 @@ def _compose_container(launch: Launch, doc: _YamlDoc, path: Path, service: dict[
     if gpus is not None:
         value, gpu_path = gpus
         launch.container["gpus"] = Value(value, doc.line((*path, *gpu_path)))
-    for key, name in (("runtime", "runtime"), ("shm_size", "shm_size"), ("ipc", "ipc"),
-                      ("network_mode", "network")):
+    for key, name in (
+        ("runtime", "runtime"),
+        ("shm_size", "shm_size"),
+        ("ipc", "ipc"),
+        ("network_mode", "network"),
+    ):
         if service.get(key) is not None:
             launch.container[name] = Value(_scalar(service[key]), doc.line((*path, key)))
     volumes = service.get("volumes")
     if isinstance(volumes, list) and volumes:
-        items = [f"{v.get('source', '')}:{v.get('target', '')}" if isinstance(v, dict) else _scalar(v)
-                 for v in volumes]
+        items = [
+            f"{v.get('source', '')}:{v.get('target', '')}" if isinstance(v, dict) else _scalar(v)
+            for v in volumes
+        ]
         launch.container["volumes"] = Value(items, doc.line((*path, "volumes", 0)))
     _gpus_from_visible_devices(launch)
 
 
 def _compose_gpus(service: dict[str, Any]) -> tuple[str, Path] | None:
     """deploy.resources.reservations.devices (count / device_ids), or the newer `gpus:` key."""
-    devices = (((service.get("deploy") or {}).get("resources") or {}).get("reservations") or {}).get("devices")
+    devices = (((service.get("deploy") or {}).get("resources") or {}).get("reservations") or {}).get(
+        "devices"
+    )
     if isinstance(devices, list):
         for index, device in enumerate(devices):
             if not isinstance(device, dict):
@@ -1716,6 +2015,9 @@ def _compose_gpus(service: dict[str, Any]) -> tuple[str, Path] | None:
                 return _scalar(device["count"]), (*base, "count")
             if "gpu" in json.dumps(device.get("capabilities", [])):
                 return "all", base  # capabilities [gpu] with neither count nor ids: all GPUs
+    for index, device in enumerate(service.get("devices") or []):
+        if "nvidia.com/gpu" in _scalar(device):  # CDI device names, as with --device
+            return _scalar(device), ("devices", index)
     gpus = service.get("gpus")
     if gpus is not None:
         return (_scalar(gpus) if not isinstance(gpus, list) else json.dumps(gpus)), ("gpus",)
@@ -1730,7 +2032,8 @@ def _parse_kubernetes(text: str, file: str) -> ParseResult:
         for pod_path, pod in _pod_specs(doc.data, ()):
             for index, container in enumerate(pod.get("containers") or []):
                 if isinstance(container, dict) and _mentions_vllm(
-                        container.get("image"), container.get("command"), container.get("args")):
+                    container.get("image"), container.get("command"), container.get("args")
+                ):
                     candidates.append((doc, pod_path, pod, index, container))
     if not candidates:
         result.notes.append("no vLLM container found in the Kubernetes spec")
@@ -1761,8 +2064,9 @@ def _pod_specs(data: Any, path: Path) -> Iterable[tuple[Path, dict[str, Any]]]:
 _K8S_VAR = re.compile(r"\$\(([A-Za-z_]\w*)\)")
 
 
-def _k8s_launch(doc: _YamlDoc, pod_path: Path, pod: dict[str, Any], index: int,
-                container: dict[str, Any], ctx: _Context) -> Launch:
+def _k8s_launch(
+    doc: _YamlDoc, pod_path: Path, pod: dict[str, Any], index: int, container: dict[str, Any], ctx: _Context
+) -> Launch:
     path: Path = (*pod_path, "containers", index)
     launch = Launch("kubernetes", doc.line((*path, "image")) or doc.line(path))
     if container.get("name"):
@@ -1779,7 +2083,9 @@ def _k8s_launch(doc: _YamlDoc, pod_path: Path, pod: dict[str, Any], index: int,
             name = match.group(1)
             if name not in launch.env:
                 return match.group(0)
-            ctx.notes.append(f"line {line}: $({name}) expanded from the container env (line {launch.env[name].line})")
+            ctx.notes.append(
+                f"line {line}: $({name}) expanded from the container env (line {launch.env[name].line})"
+            )
             return str(launch.env[name].value)
 
         return _K8S_VAR.sub(replace, text)
@@ -1802,20 +2108,25 @@ def _k8s_env(launch: Launch, doc: _YamlDoc, path: Path, container: dict[str, Any
             launch.notes.append(f"line {line}: env {item['name']} comes from {source}; value not in the spec")
     for item in container.get("envFrom") or []:
         if isinstance(item, dict):
-            launch.notes.append(f"envFrom {json.dumps(item, default=str)}: those variables are not in the spec")
+            launch.notes.append(
+                f"envFrom {json.dumps(item, default=str)}: those variables are not in the spec"
+            )
 
 
-def _k8s_resources(launch: Launch, doc: _YamlDoc, path: Path, pod_path: Path, pod: dict[str, Any],
-                   container: dict[str, Any]) -> None:
+def _k8s_resources(
+    launch: Launch, doc: _YamlDoc, path: Path, pod_path: Path, pod: dict[str, Any], container: dict[str, Any]
+) -> None:
     resources = container.get("resources") or {}
     for section in ("limits", "requests"):
         for key, value in (resources.get(section) or {}).items():
             if str(key).endswith("/gpu") and "gpus" not in launch.container:
-                launch.container["gpus"] = Value(_scalar(value), doc.line((*path, "resources", section, key)),
-                                                 f"{key} {section[:-1]}")
+                launch.container["gpus"] = Value(
+                    _scalar(value), doc.line((*path, "resources", section, key)), f"{key} {section[:-1]}"
+                )
     if pod.get("runtimeClassName"):
-        launch.container["runtime"] = Value(_scalar(pod["runtimeClassName"]),
-                                            doc.line((*pod_path, "runtimeClassName")))
+        launch.container["runtime"] = Value(
+            _scalar(pod["runtimeClassName"]), doc.line((*pod_path, "runtimeClassName"))
+        )
     if pod.get("hostIPC"):
         launch.container["ipc"] = Value("host", doc.line((*pod_path, "hostIPC")))
     if pod.get("hostNetwork"):
@@ -1823,13 +2134,15 @@ def _k8s_resources(launch: Launch, doc: _YamlDoc, path: Path, pod_path: Path, po
     _k8s_volumes(launch, doc, path, pod_path, pod, container)
 
 
-def _k8s_volumes(launch: Launch, doc: _YamlDoc, path: Path, pod_path: Path, pod: dict[str, Any],
-                 container: dict[str, Any]) -> None:
+def _k8s_volumes(
+    launch: Launch, doc: _YamlDoc, path: Path, pod_path: Path, pod: dict[str, Any], container: dict[str, Any]
+) -> None:
     volumes = {v.get("name"): (i, v) for i, v in enumerate(pod.get("volumes") or []) if isinstance(v, dict)}
     mounts = [m for m in container.get("volumeMounts") or [] if isinstance(m, dict)]
     if mounts:
-        launch.container["volumes"] = Value([f"{m.get('name')}:{m.get('mountPath')}" for m in mounts],
-                                            doc.line((*path, "volumeMounts", 0)))
+        launch.container["volumes"] = Value(
+            [f"{m.get('name')}:{m.get('mountPath')}" for m in mounts], doc.line((*path, "volumeMounts", 0))
+        )
     for mount in mounts:
         if mount.get("mountPath") != "/dev/shm" or mount.get("name") not in volumes:
             continue
@@ -1837,8 +2150,9 @@ def _k8s_volumes(launch: Launch, doc: _YamlDoc, path: Path, pod_path: Path, pod:
         empty_dir = volume.get("emptyDir") or {}
         size = empty_dir.get("sizeLimit")
         line = doc.line((*pod_path, "volumes", index, "emptyDir"))
-        launch.container["shm_size"] = Value(_scalar(size) if size else "memory", line,
-                                             "emptyDir (medium Memory) mounted at /dev/shm")
+        launch.container["shm_size"] = Value(
+            _scalar(size) if size else "memory", line, "emptyDir (medium Memory) mounted at /dev/shm"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1905,7 +2219,9 @@ def _parse_supervisord(text: str, file: str) -> ParseResult:
     chosen.notes.insert(0, f"[program:{program}]")
     _emit(chosen, result, file)
     for other, launch in launches[1:]:
-        result.notes.append(f"[program:{other}] (line {launch.line}) also runs vLLM; the first program was read")
+        result.notes.append(
+            f"[program:{other}] (line {launch.line}) also runs vLLM; the first program was read"
+        )
     result.notes.extend(ctx.notes)
     return result
 
@@ -1915,7 +2231,9 @@ def _supervisord_program(values: dict[str, _Logical], ctx: _Context) -> Launch |
     shell = _Shell()
     if "environment" in values:
         environment = values["environment"]
-        shell.exported.update(_supervisord_environment(environment.text.replace("\n", " "), environment.lines[0]))
+        shell.exported.update(
+            _supervisord_environment(environment.text.replace("\n", " "), environment.lines[0])
+        )
     if "%(" in command.text:
         ctx.notes.append(f"line {command.lines[0]}: supervisord %(…)s expansions kept as written")
     words = tokenize(command, None, ctx.notes)

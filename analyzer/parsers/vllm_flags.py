@@ -16,6 +16,7 @@ accepts any unique prefix of a long option (`--max-model 4096`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -79,7 +80,7 @@ _VALUE_FLAGS = """
     show-hidden-metrics-for-version otlp-traces-endpoint
     max-num-batched-tokens max-num-seqs max-num-partial-prefills max-long-partial-prefills
     long-prefill-token-threshold num-lookahead-slots scheduling-policy scheduler-cls
-    scheduler-delay-factor preemption-mode num-scheduler-steps external-parameters
+    scheduler-delay-factor preemption-mode num-scheduler-steps
     max-cudagraph-capture-size optimization-level|-O attention-backend
     spec-method spec-model spec-tokens speculative-model speculative-model-quantization
     speculative-draft-tensor-parallel-size num-speculative-tokens speculative-max-model-len
@@ -211,9 +212,11 @@ def canonical_flag(name: str) -> str | None:
     """The canonical spelling of an option vLLM knows (`--max_model_len`, `-tp`, `--max-model`
     → `--max-model-len`, `--tensor-parallel-size`, `--max-model-len`); `--no-X` stays negated.
     None for unknown or ambiguous names."""
-    base = name.split("=", 1)[0].split(".", 1)[0] if name.startswith("--") else name.split("=", 1)[0]
+    base = name.split("=", 1)[0].split(".", 1)[0]
     if not base.startswith("-"):
         base = "--" + base
+    if re.fullmatch(r"-O\d+", base):  # -O3: the level is glued to the option
+        base = "-O"
     match = resolve_flag(base)
     if not isinstance(match, FlagMatch):
         return None
