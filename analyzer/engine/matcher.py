@@ -1,9 +1,10 @@
 """Compile a RuleSet into vectorised polars expressions, plus the prefilter that keeps big logs fast.
 
-The prefilter is one Rust regex, the union of every rule pattern (with its start/end anchors
-dropped, since it runs on the raw line before prefixes are stripped) and of the structural
+The prefilter is one Rust regex, the union of every error/consequence pattern (with its start/end
+anchors dropped, since it runs on the raw line before prefixes are stripped) and of the structural
 patterns the analysis needs (tracebacks, exception lines). It can only over-select: a line it
-rejects cannot match any rule, so skipping the full prefix parse for it loses nothing.
+rejects cannot match any such rule, so skipping the full prefix parse for it loses nothing.
+Markers are found separately: only the first line of each milestone is needed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ EXCEPTION_LINE = (
 )
 _STRUCTURAL_PREFILTER = (
     r"Traceback \(most recent call last\)",
-    r"[A-Za-z](?:Error|Exception|Interrupt|Exit|Fault|Failure)\b",
+    r"[A-Za-z](?:Error|Exception|Interrupt|Exit|Fault|Failure)(?::|\(|\s*$)",
     r"StopIteration",
 )
 
@@ -33,7 +34,7 @@ _START_ANCHOR = re.compile(r"(^|\||\((?:\?:)?)\^")
 _END_ANCHOR = re.compile(r"(?<!\\)\$(?=\||\)|$)")
 
 
-def _unanchor(pattern: str) -> str:
+def unanchor(pattern: str) -> str:
     """Drop ^/$ anchors (at the start, end, or either side of an alternation branch).
 
     The prefilter runs on the raw line, where the message starts after the prefixes; dropping
@@ -48,6 +49,17 @@ class CompiledRules:
     prefilter: str
     markers: list[Rule]
     classifiers: list[Rule]
+    # Lines this matches are noise whatever else they contain (a client's 400 quoting an error
+    # text): they are dropped before the costly prefix parse.
+    noise_filter: str = ""
+
+    def prefilter_without(self, done: frozenset[str]) -> str:
+        """The prefilter minus rules that need no more lines (a marker already seen, a rule whose
+        hit budget is spent). Noise rules are never in it: a noise line matters only when another
+        pattern selects it, and then it is classified (and discarded) like any selected line."""
+        if not done:
+            return self.prefilter
+        return _union([r for r in self.classifiers if r.id not in done])
 
     def marker_expr(self, column: str = "message") -> pl.Expr:
         return _first_match(self.markers, column)
@@ -72,9 +84,15 @@ def compile_rules(ruleset: RuleSet) -> CompiledRules:
         (r for r in ruleset.rules if r.kind in KIND_PRECEDENCE),
         key=lambda r: (KIND_PRECEDENCE[r.kind], -r.priority),
     )
-    parts = [f"(?:{_unanchor(r.pattern)})" for r in markers + classifiers]
+    noise = [r for r in classifiers if r.kind == "noise"]
+    noise_filter = "|".join(f"(?:{unanchor(r.pattern)})" for r in noise) if noise else ""
+    return CompiledRules(ruleset, _union(classifiers), markers, classifiers, noise_filter)
+
+
+def _union(rules: list[Rule]) -> str:
+    parts = [f"(?:{unanchor(r.pattern)})" for r in rules if r.kind != "noise"]
     parts += [f"(?:{p})" for p in _STRUCTURAL_PREFILTER]
-    return CompiledRules(ruleset, "|".join(parts), markers, classifiers)
+    return "|".join(parts)
 
 
 def classify(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:

@@ -7,8 +7,11 @@ yields pieces that always end on a line boundary.
 from __future__ import annotations
 
 import codecs
+import io
 from collections.abc import Iterator
 from typing import BinaryIO
+
+import polars as pl
 
 from analyzer.errors import InputError
 
@@ -86,6 +89,56 @@ def iter_text_chunks(stream: BinaryIO, encoding: str, chunk_bytes: int = CHUNK_B
             continue
         carry = text[cut + 1 :]
         yield _clean(text[: cut + 1])
+
+
+def iter_line_batches(stream: BinaryIO, encoding: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.Series]:
+    """Series of raw lines, chunk by chunk. UTF-8 (the common case) is split and decoded in Rust by
+    polars' CSV reader with a separator that does not occur in logs; other encodings go through
+    Python's incremental decoder."""
+    if encoding not in ("utf-8", "utf-8-sig"):
+        for text in iter_text_chunks(stream, encoding, chunk_bytes):
+            yield _lines_of_text(text)
+        return
+    carry = b""
+    first = True
+    while True:
+        block = stream.read(chunk_bytes)
+        if not block:
+            if carry:
+                yield _lines_of_bytes(carry)
+            return
+        data = carry + block
+        if first and data.startswith(codecs.BOM_UTF8):
+            data = data[len(codecs.BOM_UTF8) :]
+        first = False
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            carry = data
+            continue
+        carry = data[cut + 1 :]
+        yield _lines_of_bytes(data[: cut + 1])
+
+
+def _lines_of_bytes(data: bytes) -> pl.Series:
+    if b"\x00" in data:
+        data = data.replace(b"\x00", b"")
+    frame = pl.read_csv(
+        io.BytesIO(data),
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        new_columns=["raw"],
+        schema={"raw": pl.String},
+        encoding="utf8-lossy",
+        truncate_ragged_lines=True,
+    )
+    return frame.get_column("raw").fill_null("")
+
+
+def _lines_of_text(text: str) -> pl.Series:
+    if text.endswith("\n"):
+        text = text[:-1]
+    return pl.Series("raw", [_clean(text)]).str.split("\n").explode()
 
 
 def decode_all(data: bytes, encoding: str) -> str:

@@ -55,7 +55,7 @@ _PARSER_SNIFFERS = (
 def _looks_like(module_name: str, text: str) -> bool:
     try:
         module = importlib.import_module(module_name)
-    except ImportError:
+    except Exception:  # a missing or broken parser module must not stop sniffing the others
         return False
     try:
         return bool(module.looks_like(text))
