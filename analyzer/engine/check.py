@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 import regex
 
-from analyzer.engine.matcher import compile_rules
+from analyzer.engine.matcher import compile_rules, unanchor
 from analyzer.engine.rules import Rule, RuleSet, load_file
 from analyzer.errors import RuleError
 from analyzer.logframe import parse_lines
@@ -72,8 +72,13 @@ def _check_examples(rule: Rule, ruleset: RuleSet, prefilter: str) -> list[str]:
             continue
         for prefix in PREFIXES:
             line = prefix + example
-            if rule.kind != "noise" and not pl.Series([line]).str.contains(prefilter)[0]:
-                problems.append(f"the prefilter drops the example behind prefix {prefix!r}: {example!r}")
+            # Markers are not in the prefilter: the scan finds their first lines with their own
+            # unanchored patterns on the raw line (scan._first_marker_lines), so that is what
+            # must select them. Noise never selects a line by itself.
+            selector = unanchor(rule.pattern) if rule.kind == "marker" else prefilter
+            if rule.kind != "noise" and not pl.Series([line]).str.contains(selector)[0]:
+                what = "the marker search" if rule.kind == "marker" else "the prefilter"
+                problems.append(f"{what} drops the example behind prefix {prefix!r}: {example!r}")
                 break
             message = parse_lines(pl.Series([line]), "check", 1)["message"][0]
             if not pl.Series([message]).str.contains(rule.pattern)[0]:
