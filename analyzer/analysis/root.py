@@ -41,8 +41,11 @@ def collect_candidates(
     for row in rows:
         if stop_line is not None and row.line >= stop_line:
             break
-        if _is_source_code_line(index, row):
-            continue  # `raise ValueError("No available memory…")` quotes the error, it is not one
+        if FRAME_LINE.match(row.message) or _is_source_code_line(index, row):
+            # A frame (`File "…/pynccl_wrapper.py", line 277, in ncclCommInitRank`) names a
+            # function, and the source line under it (`raise ValueError("No available memory…")`)
+            # quotes an error: neither is one.
+            continue
         kind = _kind_of(row, rules)
         if kind == "noise":
             continue

@@ -59,7 +59,12 @@ class CompiledRules:
         pattern selects it, and then it is classified (and discarded) like any selected line."""
         if not done:
             return self.prefilter
-        return _union([r for r in self.classifiers if r.id not in done])
+        return _union([r for r in self.classifiers + self.stop_markers if r.id not in done])
+
+    @property
+    def stop_markers(self) -> list[Rule]:
+        # Stop signals can come at any time, so they ride in the main prefilter.
+        return [r for r in self.markers if r.shutdown]
 
     def marker_expr(self, column: str = "message") -> pl.Expr:
         return _first_match(self.markers, column)
@@ -86,7 +91,8 @@ def compile_rules(ruleset: RuleSet) -> CompiledRules:
     )
     noise = [r for r in classifiers if r.kind == "noise"]
     noise_filter = "|".join(f"(?:{unanchor(r.pattern)})" for r in noise) if noise else ""
-    return CompiledRules(ruleset, _union(classifiers), markers, classifiers, noise_filter)
+    stop_markers = [r for r in markers if r.shutdown]
+    return CompiledRules(ruleset, _union(classifiers + stop_markers), markers, classifiers, noise_filter)
 
 
 def _union(rules: list[Rule]) -> str:
@@ -97,6 +103,10 @@ def _union(rules: list[Rule]) -> str:
 
 def classify(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:
     """Add marker / cls / exc / tb columns to LogFrame rows."""
+    if frame.is_empty():
+        return frame.with_columns(
+            marker=pl.lit(None, dtype=pl.String), cls=pl.lit(None, dtype=pl.String), exc=pl.lit(False), tb=pl.lit(False)
+        )
     message = pl.col("message")
     return frame.with_columns(
         marker=compiled.marker_expr(),

@@ -8,11 +8,11 @@ match. Rules with a higher priority win when several match one line (specific be
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import regex
+import tomllib
 
 from analyzer.errors import RuleError
 from analyzer.phases import PHASES

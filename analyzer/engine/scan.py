@@ -71,7 +71,7 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
         raise InputError("unreadable-path", f"cannot read {source.name}: {exc}") from exc
     with stream:
         try:
-            for raw in iter_line_batches(stream, encoding, chunk_bytes):
+            for raw in _prefetch(iter_line_batches(stream, encoding, chunk_bytes)):
                 _scan_chunk(raw, next_line, state)
                 next_line += raw.len()
                 state.tail = raw.tail(BACK_CONTEXT)
@@ -101,6 +101,8 @@ def _scan_chunk(raw: pl.Series, first_line: int, state: _State) -> None:
             is_noise = raw.gather(selected).str.contains(state.compiled.noise_filter)
             selected = selected.filter(~is_noise)
         selected = pl.concat([selected, _first_marker_lines(raw, state, done)]).unique().sort()
+    if selected.is_empty() and state.forward_due == 0:
+        return  # the common case deep in a serving log: nothing to parse in this chunk
     candidates = _parse(raw.gather(selected), selected.cast(pl.Int64) + first_line, state)
     interesting = candidates.filter(
         pl.col("marker").is_not_null() | pl.col("cls").is_not_null() | pl.col("exc") | pl.col("tb")
@@ -137,6 +139,19 @@ def _scan_chunk(raw: pl.Series, first_line: int, state: _State) -> None:
 
 
 _POOL = ThreadPoolExecutor(max_workers=2)
+_READER = ThreadPoolExecutor(max_workers=1)
+
+
+def _prefetch(batches):
+    """Read and split the next chunk (in Rust, GIL released) while this one is matched."""
+    iterator = iter(batches)
+    pending = _READER.submit(next, iterator, None)
+    while True:
+        batch = pending.result()
+        if batch is None:
+            return
+        pending = _READER.submit(next, iterator, None)
+        yield batch
 PARALLEL_MIN_LINES = 50_000
 
 
@@ -153,7 +168,7 @@ def _contains(raw: pl.Series, pattern: str) -> pl.Series:
 def _first_marker_lines(raw: pl.Series, state: _State, done: frozenset[str]) -> pl.Series:
     """Offsets of the first line of each milestone not seen yet (and of the first stop signals):
     a serving log repeats its stats and access lines millions of times, one is enough."""
-    wanted = [r for r in state.compiled.markers if r.id not in done]
+    wanted = [r for r in state.compiled.markers if r.id not in done and not r.shutdown]
     if not wanted:
         return pl.Series("idx", [], dtype=pl.UInt32)
     union = "|".join(f"(?:{unanchor(r.pattern)})" for r in wanted)
@@ -164,7 +179,7 @@ def _first_marker_lines(raw: pl.Series, state: _State, done: frozenset[str]) -> 
     firsts = []
     for rule in wanted:
         matches = picked.str.contains(unanchor(rule.pattern)).arg_true()
-        firsts.extend(hits.gather(matches.head(5 if not rule.shutdown else 20)).to_list())
+        firsts.extend(hits.gather(matches.head(5)).to_list())
     return pl.Series("idx", firsts, dtype=pl.UInt32)
 
 
@@ -188,6 +203,9 @@ def _cap_hits(frame: pl.DataFrame, state: _State) -> pl.DataFrame:
             state.hit_counts[rule_id] += count
             if state.hit_counts[rule_id] >= limit:
                 state.done.add(rule_id)
+            if rule.ready:
+                # Once the server is up, later start-up milestones (a restart) change nothing.
+                state.done.update(r.id for r in state.compiled.markers if not r.shutdown)
     noise_ids = [r.id for r in state.compiled.classifiers if r.kind == "noise"]
 
     def within_budget(column: str) -> pl.Expr:

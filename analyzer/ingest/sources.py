@@ -159,13 +159,12 @@ def _from_tar(given: str, path: Path) -> list[Source]:
 
     def member_opener(member_name: str) -> Callable[[], BinaryIO]:
         def opener() -> BinaryIO:
-            tar = tarfile.open(str(path))
-            extracted = tar.extractfile(member_name)
-            if extracted is None:  # pragma: no cover - filtered above
-                raise InputError("corrupt-archive", f"{given}: cannot read {member_name}")
-            # Read fully: members are small artefacts except logs, which are streamed below.
-            data = extracted.read()
-            tar.close()
+            with tarfile.open(str(path)) as tar:
+                extracted = tar.extractfile(member_name)
+                if extracted is None:  # pragma: no cover - filtered above
+                    raise InputError("corrupt-archive", f"{given}: cannot read {member_name}")
+                # Members are read whole: a compressed tar stream cannot be seeked into lazily.
+                data = extracted.read()
             return _maybe_gunzip(io.BytesIO(data))
 
         return opener
