@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import importlib
 import re
-import tomllib
 from pathlib import PurePosixPath
+
+import tomllib
 
 from analyzer.errors import InputError
 from analyzer.ingest.decode import SNIFF_BYTES, check_text, decode_all
@@ -46,8 +47,10 @@ _PARSER_SNIFFERS = (
     ("analyzer.parsers.nvidia_smi", "nvidia_smi"),
     ("analyzer.parsers.collect_env", "collect_env"),
     ("analyzer.parsers.container_inspect", "container_inspect"),
-    ("analyzer.parsers.request", "request"),
+    # A launch script that ends with a health-check curl is a launch command; a curl alone is
+    # refused by the launch sniffer and claimed by the request sniffer.
     ("analyzer.parsers.launch_command", "launch_command"),
+    ("analyzer.parsers.request", "request"),
     ("analyzer.parsers.env_file", "environment"),
 )
 
