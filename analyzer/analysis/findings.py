@@ -51,5 +51,5 @@ def root_finding(block: ErrorBlock) -> Finding:
             "(py-spy dump, NCCL_DEBUG=INFO for collectives); compare timestamps of the last lines of every rank.",
         )
     severity = "warning" if block.kind == "warning" else "error"
-    message = f"{block.category}: {block.explain}" if block.explain else f"{block.category}: {block.row.message[:200]}"
+    message = block.explain or f"{block.row.message[:200]} (no rule names this cause; see the block)"
     return Finding(f"root-cause.{block.category}", severity, message, evidence, block.advice)

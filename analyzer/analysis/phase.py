@@ -37,8 +37,8 @@ def milestones_before(root: Row, milestones: list[Milestone], rows_by_line: dict
     return near
 
 
-def frame_phase(frames: list[str], hints: list[FrameHint]) -> tuple[str | None, str | None]:
-    """(strong phase, weak phase) from the deepest matching frames."""
+def frame_phase(frames: list[str], hints: list[FrameHint]) -> tuple[FrameHint | None, FrameHint | None]:
+    """(strong hint, weak hint) of the deepest matching frames."""
     by_name = {h.function: h for h in hints}
     strong = weak = None
     for function in frames:  # outermost first, so later (deeper) frames overwrite
@@ -46,9 +46,9 @@ def frame_phase(frames: list[str], hints: list[FrameHint]) -> tuple[str | None, 
         if hint is None:
             continue
         if hint.strong:
-            strong = hint.phase
+            strong = hint
         else:
-            weak = hint.phase
+            weak = hint
     return strong, weak
 
 
@@ -67,14 +67,14 @@ def decide_phase(
         return "request", "the server was ready before the error"
     strong, weak = frame_phase(frames, hints)
     if strong:
-        return strong, "traceback frames"
+        return strong.phase, f"the traceback passes through {strong.function}()"
     if reached:
         last = max(reached, key=lambda m: (phase_index(m.phase), m.line))
         return last.phase, f"last milestone reached: {last.name} (line {last.line})"
     if "request" in implied and "startup" not in implied:
         return "request", "the consequences show the engine was serving"
     if weak and "startup" not in implied:
-        return weak, "traceback frames"
+        return weak.phase, f"the traceback passes through {weak.function}()"
     if rule is not None and rule.phase in PHASES:
         phase = rule.phase
         if phase == "request" and "startup" in implied:

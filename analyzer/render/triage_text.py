@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
 
-MAX_BLOCK_LINES = 30
+MAX_BLOCK_LINES = 14
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _SEVERITY_COLOUR = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
@@ -39,14 +41,20 @@ def render_triage_text(data: dict[str, Any], colour: bool = False, verbose: bool
         if len(lines) > 1:
             out.append("")
             out.append(style(f"block  lines {fe['block']['start']}-{fe['block']['end']}", bold=True))
-            shown = lines if verbose or len(lines) <= MAX_BLOCK_LINES else lines[:8] + ["  …"] + lines[-(MAX_BLOCK_LINES - 9):]
-            out.extend("  │ " + line for line in shown)
+            if verbose or len(lines) <= MAX_BLOCK_LINES:
+                shown = lines
+            else:
+                # The headline and the end of the block (innermost frames, exception) matter most.
+                hidden = len(lines) - MAX_BLOCK_LINES
+                shown = lines[:3] + [f"… {hidden} lines (use -v for all) …"] + lines[-(MAX_BLOCK_LINES - 3) :]
+            # Colour codes of the input would garble the terminal; the JSON keeps them verbatim.
+            out.extend("  │ " + _ANSI.sub("", line) for line in shown)
     if data["consequences"]:
         out.append("")
         out.append(style("consequences (not the cause)", bold=True))
         for c in data["consequences"][: 12 if not verbose else None]:
             count = f" ×{c['count']}" if c.get("count", 1) > 1 else ""
-            out.append(f"  {c['file']}:{c['line']}  {c['text'].strip()[:150]}{count}")
+            out.append(f"  line {c['line']}: {_ANSI.sub('', c['text']).strip()[:150]}{count}")
     if data["findings"]:
         out.append("")
         for f in data["findings"]:
