@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from analyzer.analysis.model import Row
 
 MAX_BACK = 400
-MAX_FORWARD = 40
+MAX_FORWARD_CHAIN = 400
 FRAME_LINE = re.compile(r'^\s*File "[^"]*", line \d+, in (?P<func>[\w<>.]+)')
 _CHAIN = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)")
 _CARETS = re.compile(r"^\s*[\^~]+\s*$")
@@ -98,16 +98,40 @@ def block_around(index: StreamIndex, row: Row) -> Block:
         if previous is not None and previous.tb and candidate.level in ("ERROR", "CRITICAL", "WARNING"):
             start_row = headline = candidate
         break
-    end_row = row
-    for candidate in index.neighbours(row, +1, MAX_FORWARD):
-        if candidate.tb and not same_record(candidate, row):
-            break
-        if same_record(candidate, row) or (row.source is None and candidate.source is None and candidate.message):
-            end_row = candidate
-            continue
-        break
+    end_row = _block_end(index, row)
     rows = [r for r in index.rows if start_row.line <= r.line <= end_row.line and r.stream == row.stream]
     return Block(start_row.line, end_row.line, rows, headline)
+
+
+def _block_end(index: StreamIndex, row: Row) -> Row:
+    """Walk forward through the rest of the record, torch's boilerplate and chained tracebacks
+    ("During handling of the above exception…"), stopping at anything else."""
+    end_row = row
+    after_chain = False
+    following = list(index.neighbours(row, +1, MAX_FORWARD_CHAIN))
+    for i, candidate in enumerate(following):
+        if _CHAIN.match(candidate.message):
+            after_chain, end_row = True, candidate
+            continue
+        if candidate.tb:
+            if after_chain or same_record(candidate, row):
+                after_chain, end_row = False, candidate
+                continue
+            break
+        if candidate.message == "":
+            nxt = following[i + 1] if i + 1 < len(following) else None
+            if same_record(candidate, row) or (nxt is not None and (_CHAIN.match(nxt.message) or nxt.tb and after_chain)):
+                continue
+            break
+        unprefixed = row.source is None and candidate.source is None
+        if same_record(candidate, row) or (unprefixed and (is_traceback_part(candidate) or end_row is row)):
+            end_row = candidate
+            continue
+        if unprefixed and end_row.exc and not candidate.exc and not candidate.tb:
+            end_row = candidate  # a continuation of the exception message (torch's CUDA boilerplate)
+            continue
+        break
+    return end_row
 
 
 def headline_of(index: StreamIndex, row: Row) -> Row | None:
