@@ -132,5 +132,23 @@ def rules_check(rule_dirs: tuple[str, ...]) -> None:
         sys.exit(EXIT_INCOMPLETE)
 
 
+def _register_command_modules() -> None:
+    import importlib
+
+    from analyzer.commands import COMMAND_MODULES
+
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # not written yet
+            raise
+        cli.add_command(module.command)
+
+
+_register_command_modules()
+
+
 def main() -> None:
     cli(prog_name="vllm-triage")
