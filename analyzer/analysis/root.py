@@ -5,8 +5,8 @@ and logged headlines opening one (`logger.exception` prints str(e) first). Lines
 noise or consequence rule are never candidates, nor is anything printed after a stop signal,
 nor a traceback whose headline is noise (teardown, optional imports), nor a generic exception
 in a WARNING-level record. The root is the earliest candidate; when there is none, the earliest
-consequence stands in (and the report says only consequences were pasted), then a WARNING-level
-exception block.
+consequence stands in (and the report says only consequences were pasted), then a plain ERROR line
+no rule knows, then a WARNING-level exception block.
 """
 
 from __future__ import annotations
@@ -31,12 +31,28 @@ def _kind_of(row: Row, rules: dict[str, Rule]) -> str | None:
     return rules[row.cls].kind if row.cls else None
 
 
-def collect_candidates(
-    rows: list[Row], rules: dict[str, Rule], index: StreamIndex, stop_line: int | None
-) -> tuple[list[Candidate], list[Candidate], list[Candidate]]:
-    """(roots, consequences, warning-level blocks), each in line order."""
+@dataclass
+class Candidates:
+    roots: list[Candidate]
+    consequences: list[Candidate]
+    plain_errors: list[Candidate]  # ERROR lines with no rule and no traceback
+    warnings: list[Candidate]  # WARNING-level exception blocks
+
+    def stand_in(self) -> tuple[Candidate | None, str]:
+        """The best evidence when no root candidate exists, and what kind it is."""
+        if self.consequences:
+            return self.consequences[0], "consequence_only"
+        if self.plain_errors:
+            return self.plain_errors[0], "plain_error"
+        if self.warnings:
+            return self.warnings[0], "warning"
+        return None, ""
+
+
+def collect_candidates(rows: list[Row], rules: dict[str, Rule], index: StreamIndex, stop_line: int | None) -> Candidates:
     roots: list[Candidate] = []
     consequences: list[Candidate] = []
+    plain_errors: list[Candidate] = []
     warnings: list[Candidate] = []
     for row in rows:
         if stop_line is not None and row.line >= stop_line:
@@ -71,7 +87,9 @@ def collect_candidates(
             if following is not None and following.tb:
                 target = roots if row.level != "WARNING" else warnings
                 target.append(Candidate(row, None, "headline" if row.level != "WARNING" else "warning"))
-    return roots, consequences, warnings
+            elif row.level in ("ERROR", "CRITICAL") and row.message.strip() and not row.message[:1].isspace():
+                plain_errors.append(Candidate(row, None, "plain_error"))
+    return Candidates(roots, consequences, plain_errors, warnings)
 
 
 def _is_source_code_line(index: StreamIndex, row: Row) -> bool:

@@ -53,16 +53,15 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     missing = first_missing(milestones, compiled.ruleset.milestone_order)
     ready_line = next((m.line for m in milestones if m.name == "ready"), None)
     stop = shutdown_line(rows, rules)
-    roots, consequences, warnings = collect_candidates(rows, rules, index, stop)
+    candidates = collect_candidates(rows, rules, index, stop)
+    roots, consequences = candidates.roots, candidates.consequences
 
     chosen: Candidate | None = None
     kind = "root"
     if roots:
         chosen = roots[0]
-    elif consequences:
-        chosen, kind = consequences[0], "consequence_only"
-    elif warnings:
-        chosen, kind = warnings[0], "warning"
+    else:
+        chosen, kind = candidates.stand_in()
 
     findings: list[Finding] = []
     block: ErrorBlock | None = None
@@ -121,7 +120,8 @@ def _error_block(
         implied |= {chosen.rule.implies} if chosen.rule and chosen.rule.implies else set()
     phase, reason = decide_phase(chosen.row, rule if kind != "consequence_only" else None, block.frames,
                                  compiled.ruleset.frames, reached, implied)
-    category = rule.category.replace("{phase}", phase) if rule else ("python_exception" if chosen.kind == "exception" else "logged_exception")
+    generic = {"exception": "python_exception", "headline": "logged_exception", "plain_error": "error_line"}
+    category = rule.category.replace("{phase}", phase) if rule else generic.get(chosen.kind, "logged_exception")
     if kind == "warning":
         category = rule.category if rule else "warning_exception"
     lines = [r.raw for r in block.rows]
@@ -211,7 +211,7 @@ def choose(analyses: list[LogAnalysis]) -> LogAnalysis | None:
     """Across several logs of one run: a root beats a stand-in, then the earliest phase."""
     if not analyses:
         return None
-    ranked = {"root": 0, "consequence_only": 1, "warning": 2, "hang": 3}
+    ranked = {"root": 0, "consequence_only": 1, "plain_error": 2, "warning": 3, "hang": 4}
 
     def key(a: LogAnalysis):
         if a.first_error is None:
