@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -25,6 +26,7 @@ _BOMS = (
 )
 # Control characters that never appear in a text log (tab, LF, CR, ESC and form feed do).
 _TEXT_CONTROLS = {9, 10, 12, 13, 27}
+_NUL_RUN = re.compile(rb"\x00{4,}")
 
 
 def detect_encoding(head: bytes) -> str:
@@ -52,7 +54,9 @@ def is_binary(head: bytes, encoding: str) -> bool:
     """
     if encoding.startswith("utf-16"):
         return False
-    sample = head[:8192]
+    # Runs of NULs are padding left by an in-place truncation or a crash, not data: judge the
+    # bytes around them (a binary format has other control bytes besides its NUL runs).
+    sample = _NUL_RUN.sub(b"", head[:8192])
     if not sample:
         return False
     bad = sum(1 for b in sample if b < 32 and b not in _TEXT_CONTROLS)

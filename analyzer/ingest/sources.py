@@ -27,6 +27,9 @@ _SKIP_NAMES = {".DS_Store", "Thumbs.db"}
 _SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
 
 GZIP_MAGIC = b"\x1f\x8b"
+# Shorter NUL runs can be data (UTF-16-BE text starts with a NUL byte); this many is padding.
+_NUL_PADDING = b"\x00" * 16
+_PADDING_BLOCK = 1024 * 1024
 ZIP_MAGIC = b"PK\x03\x04"
 
 
@@ -45,8 +48,19 @@ class Source:
         return self.opener()
 
     def head(self, n: int = 64 * 1024) -> bytes:
+        """The first `n` bytes of content. A leading run of NULs is skipped: a log truncated in
+        place (logrotate's copytruncate, `> file` while the writer keeps its offset) starts with
+        as many NULs as were cut, and what follows them is the log that has to be sniffed."""
         with self.open() as stream:
-            return stream.read(n)
+            data = stream.read(n)
+            if not data.startswith(_NUL_PADDING):
+                return data
+            while data:
+                content = data.lstrip(b"\x00")
+                if content:
+                    return content + stream.read(n - len(content))
+                data = stream.read(_PADDING_BLOCK)
+            return b""
 
     def read_bytes(self) -> bytes:
         with self.open() as stream:
