@@ -6,15 +6,16 @@ level, process, rank, pid, source (`file.py:NN` of the emitting logger), message
 once every prefix is stripped: the text rules match against).
 
 Every step is a vectorised polars expression (Rust regex, linear time). Prefixes are stripped in
-the order they are applied by the transports: JSON-lines envelope → ANSI colour → tqdm `\\r`
-rewrites → compose / kubectl / RFC 3339 / CRI / journald prefixes → terminal-UI box → vLLM
-process prefixes (stacked, innermost kept) → torch `[rankN]:` → logger prefix (vLLM, uvicorn,
-torch c10d, ISO-dated Python logging).
+the order they are applied by the transports: JSON-lines envelope → ANSI colour → compose /
+kubectl / RFC 3339 / CRI / journald prefixes → terminal-UI box → vLLM process prefixes (stacked,
+innermost kept) → tqdm `\\r` redraws → torch `[rankN]:` → logger prefix (vLLM, uvicorn, torch
+c10d, ISO-dated Python logging).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 
 import polars as pl
 
@@ -51,8 +52,12 @@ _VLLM = (
     r"(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?) \[?(?P<src>[^\s\]]+?:\d+)\] ?(?P<msg>.*)$"
 )
 _UVICORN = r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+(?P<msg>.*)$"
-_C10D = r"^\[(?P<sev>[IWEF])(?:\d{3,4} [\d:.]+)? (?P<src>[\w.]+:\d+)\] ?(?P<msg>.*)$"
-_GLOG = r"^(?P<sev>[IWEF])\d{4} (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\d+ (?P<src>\S+:\d+)\] ?(?P<msg>.*)$"
+# torch c10d / glog: severity letter, then `MMDD hh:mm:ss.ffffff` (the month unpadded in c10d:
+# `E808` is August 8th); older torch prints no date at all.
+_C10D = (
+    r"^\[(?P<sev>[IWEF])(?:(?P<md>\d{3,4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?)? (?P<src>[\w.]+:\d+)\] ?(?P<msg>.*)$"
+)
+_GLOG = r"^(?P<sev>[IWEF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\d+ (?P<src>\S+:\d+)\] ?(?P<msg>.*)$"
 _ISO = (
     r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?(?:[\w.]+\s+-\s+)?"
     r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(?:-\s+)?(?:(?P<src>[\w./-]+:\d+)\s+(?:--\s+)?)?(?P<msg>.*)$"
@@ -107,15 +112,17 @@ def parse_lines(raw: pl.Series, file: str, first_line: int | pl.Series, json_lin
     frame = frame.with_columns(
         _t=pl.when(t.str.contains("\x1b", literal=True)).then(t.str.replace_all(ANSI, "")).otherwise(t)
     )
-    # tqdm redraws a bar with `\r`: what a terminal shows is the last non-empty piece.
+    frame = _strip_transport(frame)
+    frame = _strip_box(frame)
+    frame = _strip_processes(frame)
+    # tqdm redraws a bar with `\r`: what a terminal shows is the last piece. Transport and
+    # process prefixes are written once, at the start of the line (vLLM's stdout wrapper adds
+    # its prefix only after a `\n`), so they are taken off before the redraws are collapsed.
     frame = frame.with_columns(
         _t=pl.when(t.str.contains("\r", literal=True))
         .then(t.str.strip_chars_end("\r").str.extract(r"([^\r]*)$", 1))
         .otherwise(t)
     )
-    frame = _strip_transport(frame)
-    frame = _strip_box(frame)
-    frame = _strip_processes(frame)
     frame = _strip_rank(frame)
     frame = _split_logger(frame)
     return frame.with_columns(file=pl.lit(file, dtype=pl.String)).select(list(SCHEMA))
@@ -207,6 +214,8 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         vllm_ts=pl.coalesce(
             v.struct.field("date") + pl.lit(" ") + v.struct.field("time"),
             i.struct.field("date") + pl.lit(" ") + i.struct.field("time"),
+            _month_day(c) + pl.lit(" ") + c.struct.field("time"),
+            _month_day(g) + pl.lit(" ") + g.struct.field("time"),
         ),
         source=pl.coalesce(
             v.struct.field("src"), c.struct.field("src"), g.struct.field("src"), i.struct.field("src")
@@ -215,10 +224,22 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop("_v", "_u", "_c", "_i", "_g", "_t")
 
 
-def iter_frames(chunks: Iterator[str], file: str, json_lines: bool = False) -> Iterator[pl.DataFrame]:
-    """Full LogFrames, one per decoded chunk, so memory stays bounded by the chunk size."""
+def _month_day(parts: pl.Expr) -> pl.Expr:
+    """`808` / `1203` (glog's MMDD, month unpadded in c10d) → `08-08` / `12-03`, like vLLM's own."""
+    md = parts.struct.field("md").str.zfill(4)
+    return md.str.slice(0, 2) + pl.lit("-") + md.str.slice(2, 2)
+
+
+def iter_frames(batches: Iterable[pl.Series], file: str, json_lines: bool = False) -> Iterator[pl.DataFrame]:
+    """Full LogFrames, one per batch of raw lines, so memory stays bounded by the batch size."""
     next_line = 1
-    for chunk in chunks:
-        raw = lines_of(chunk)
+    for raw in batches:
         yield parse_lines(raw, file, next_line, json_lines)
         next_line += raw.len()
+
+
+def read_logframes(stream: BinaryIO, file: str, encoding: str = "utf-8") -> Iterator[pl.DataFrame]:
+    """The LogFrame of a whole log, chunk by chunk (see analyzer.ingest.decode.iter_line_batches)."""
+    from analyzer.ingest.decode import iter_line_batches
+
+    yield from iter_frames(iter_line_batches(stream, encoding), file)
