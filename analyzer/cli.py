@@ -89,6 +89,29 @@ def triage(paths: tuple[str, ...], fmt: str, verbose: bool, rule_dirs: tuple[str
         click.echo(render_triage_text(data, colour=_use_colour(), verbose=verbose), nl=False)
 
 
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@rules_option
+def fingerprint(paths: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> None:
+    """Read the environment of a run (host, container, image, launch, env, request) with provenance,
+    and check it: driver vs CUDA build, GPU visibility, shared GPUs, recipes, baseline hygiene.
+
+    PATHS: artefact files (nvidia-smi, docker inspect, launch command, collect_env, env, request,
+    vLLM log), bundle folders, .tar.gz/.tgz/.zip bundles, or - for stdin.
+    """
+    from analyzer.pipeline import fingerprint as run_fingerprint
+
+    found = _run(lambda: run_fingerprint(list(paths), list(rule_dirs), sys.stdin.buffer))
+    if fmt == "json":
+        _emit_json(found.to_json())
+        return
+    from analyzer.render.fingerprint_text import render_fingerprint_text
+
+    text = _run(lambda: render_fingerprint_text(found.to_json(), found.inputs, found.notes, colour=_use_colour()))
+    click.echo(text, nl=False)
+
+
 @cli.group()
 def rules() -> None:
     """List and check the rule files."""

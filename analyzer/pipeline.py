@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
+from analyzer.analysis.model import Finding
 from analyzer.analysis.triage import TriageResult, analyse_log, choose
 from analyzer.engine import rules as rules_mod
 from analyzer.engine.matcher import CompiledRules, compile_rules
 from analyzer.engine.scan import scan
-from analyzer.errors import InputError
+from analyzer.errors import InputError, TriageError
+from analyzer.fingerprint import data as check_data
+from analyzer.fingerprint.checks import run_checks
+from analyzer.fingerprint.combine import combine
+from analyzer.fingerprint.model import Fingerprint
 from analyzer.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from analyzer.ingest.roles import assign_roles, log_score
 from analyzer.ingest.sources import Source, collect
@@ -53,4 +58,38 @@ def triage(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO
         for analysis in analyses:
             if analysis.file == entry["path"]:
                 entry["lines"] = analysis.lines
-    return TriageResult(inputs=inputs, analyses=analyses, chosen=choose(analyses))
+    result = TriageResult(inputs=inputs, analyses=analyses, chosen=choose(analyses))
+    result.findings.extend(_environment_findings(sources, rule_dirs))
+    return result
+
+
+def fingerprint_sources(sources: list[Source], rule_dirs: list[str] | None = None) -> Fingerprint:
+    data = check_data.load(rule_dirs)
+    found = combine(sources, data)
+    run_checks(found, data)
+    return found
+
+
+def fingerprint(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> Fingerprint:
+    return fingerprint_sources(gather(paths, stdin), rule_dirs)
+
+
+# Findings of the fingerprint that say nothing about the failure being triaged.
+_NOT_FOR_TRIAGE = {"gpu-scope-unknown"}
+
+
+def _environment_findings(sources: list[Source], rule_dirs: list[str] | None) -> list[Finding]:
+    """The compatibility and hygiene findings of the bundle being triaged. An extra: whatever goes
+    wrong here must never cost the user the triage itself."""
+    try:
+        found = fingerprint_sources(sources, rule_dirs)
+    except TriageError:
+        return []  # nothing in the input to fingerprint: no findings to add
+    except Exception as exc:
+        return [Finding("fingerprint-failed", "info", f"the environment checks could not run ({type(exc).__name__}: {exc})",
+                        [], "Run `vllm-triage fingerprint` on the same input for details.")]
+    return [
+        Finding(f.id, f.severity, f.message, [e.to_json() for e in f.evidence], f.advice)
+        for f in found.findings
+        if f.id not in _NOT_FOR_TRIAGE
+    ]
