@@ -26,7 +26,18 @@ MIN_SCORE = 0.75
 # scaled, not excluded, because rule categories evolve and pasted snippets get generic ones.
 OTHER_CATEGORY_FACTOR = 0.9
 
-_KEYS = {"id", "ref", "url", "title", "category", "signature", "affected", "fixed_in", "workaround", "example"}
+_KEYS = {
+    "id",
+    "ref",
+    "url",
+    "title",
+    "category",
+    "signature",
+    "affected",
+    "fixed_in",
+    "workaround",
+    "example",
+}
 _REQUIRED = ("id", "ref", "title", "signature", "workaround")
 
 

@@ -103,8 +103,12 @@ def in_range(version: str | None, spec: str | None) -> bool | None:
         if bound is None:
             raise ValueError(f"bad version {bound_text!r} in {spec!r}")
         ok = {
-            ">=": have >= bound, "<=": have <= bound, ">": have > bound,
-            "<": have < bound, "==": have == bound, "!=": have != bound,
+            ">=": have >= bound,
+            "<=": have <= bound,
+            ">": have > bound,
+            "<": have < bound,
+            "==": have == bound,
+            "!=": have != bound,
         }[op]
         if not ok:
             return False
