@@ -83,6 +83,15 @@ _VOLATILE_SUFFIXES = (
 )
 _VOLATILE_NAMES = {"env.PATH", "env.LD_LIBRARY_PATH", "env.HOSTNAME", "env.HOME", "env.PWD", "env.SHLVL"}
 
+# bundle.toml run metadata → fingerprint names (DESIGN §4: the node is a knob of the host).
+_MANIFEST_KEYS = {
+    "node": ("knob", "host.node"),
+    "label": ("fact", "run.label"),
+    "start": ("fact", "run.start"),
+    "started": ("fact", "run.start"),
+}
+_METADATA = {name for _, name in _MANIFEST_KEYS.values()}
+
 
 def combine(sources: list[Source], data: CheckData) -> Fingerprint:
     """Parse every recognised source and merge the results into one Fingerprint."""
@@ -95,6 +104,14 @@ def combine(sources: list[Source], data: CheckData) -> Fingerprint:
             fingerprint.inputs.append({"path": source.name, "role": role, "scope": None, "kind": "manifest"})
             readings.append((role, _read_manifest(source)))
             continue
+        if role not in _PARSERS and len(sources) == 1:
+            check_text(source.head(SNIFF_BYTES), source.name)  # empty or binary: say that, not "unknown"
+            raise InputError(
+                "not-an-artefact",
+                f"{source.name} is not an environment artefact",
+                "give nvidia-smi output, docker/podman inspect JSON, a launch command, collect_env output, "
+                "an env file, a request, or a vLLM log",
+            )
         if role not in _PARSERS:
             fingerprint.notes.append(f"{source.name}: not recognised as an environment artefact; skipped")
             fingerprint.inputs.append({"path": source.name, "role": "unknown", "scope": None, "kind": None})
@@ -111,8 +128,8 @@ def combine(sources: list[Source], data: CheckData) -> Fingerprint:
     if unscoped:
         fingerprint.findings.insert(0, _scope_unknown(unscoped))
     _merge(fingerprint, readings)
-    if not (fingerprint.knobs.keys() - {"host.node"} or fingerprint.facts.keys() - {"run.label", "run.start"}
-            or any(r.problems for _, r in readings)):
+    read_something = (fingerprint.knobs.keys() | fingerprint.facts.keys()) - _METADATA
+    if not read_something and not any(r.problems for _, r in readings):
         notes = "; ".join(note for _, r in readings for note in r.notes[:2])
         raise InputError("nothing-read", "no knob or fact could be read from the input", notes or None)
     derive.derive_all(fingerprint, data)
@@ -155,11 +172,6 @@ def _read_one(
     )
     fingerprint.findings.extend(result.problems)
     return result, scope
-
-
-# bundle.toml run metadata → fingerprint names (DESIGN §4: the node is a knob of the host).
-_MANIFEST_KEYS = {"node": ("knob", "host.node"), "label": ("fact", "run.label"), "start": ("fact", "run.start"),
-                  "started": ("fact", "run.start")}
 
 
 def _read_manifest(source: Source) -> ParseResult:

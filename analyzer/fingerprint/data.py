@@ -1,7 +1,8 @@
 """The data behind the fingerprint's checks: TOML tables under rules/compat/ and rules/recipes/.
 
 These tables sit beside the log rules but are not `[[rule]]` tables, so the rule engine ignores
-them; this module reads them. Like the engine it is strict: an unknown field or a missing one is a
+them; this module reads them, and only from those two folders (of the built-in rules and of each
+--rules directory), so data for other concerns never gets in the way. Like the engine it is strict: an unknown field or a missing one is a
 RuleError naming the file, so a typo in the data never silently disables a check.
 """
 
@@ -242,12 +243,16 @@ def load(extra_dirs: list[str] | None = None) -> CheckData:
     return _load(tuple(str(d) for d in dirs))
 
 
+FOLDERS = ("compat", "recipes")
+
+
 @lru_cache(maxsize=8)
 def _load(dirs: tuple[str, ...]) -> CheckData:
     data = CheckData()
     for directory in dirs:
-        for path in sorted(Path(directory).rglob("*.toml")):
-            load_file(path, data)
+        for folder in FOLDERS:
+            for path in sorted((Path(directory) / folder).rglob("*.toml")):
+                load_file(path, data)
     # Newest first, so the first `since` not above a version is the one that applies.
     data.vllm_image_cuda.sort(key=lambda row: version_tuple(row[0]) or (), reverse=True)
     return data

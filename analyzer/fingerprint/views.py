@@ -76,7 +76,10 @@ def parallel_gpus(fp: Fingerprint) -> Answer:
     total = 1
     parts: list[str] = []
     evidence: list[Provenance] = []
-    for name, label in (("tensor_parallel_size", "tensor parallel"), ("pipeline_parallel_size", "pipeline parallel")):
+    for name, label in (
+        ("tensor_parallel_size", "tensor parallel"),
+        ("pipeline_parallel_size", "pipeline parallel"),
+    ):
         size, found = parallel_size(fp, name)
         total *= size
         if found is not None:
