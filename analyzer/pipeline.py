@@ -75,7 +75,7 @@ def fingerprint(paths: list[str], rule_dirs: list[str] | None = None, stdin: Bin
 
 
 # Findings of the fingerprint that say nothing about the failure being triaged.
-_NOT_FOR_TRIAGE = {"gpu-scope-unknown"}
+_NOT_FOR_TRIAGE = {"gpu-scope-unstated"}
 
 
 def _environment_findings(sources: list[Source], rule_dirs: list[str] | None) -> list[Finding]:

@@ -10,8 +10,8 @@ winner's note, and as a finding when they disagree.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import PurePosixPath
+from types import ModuleType
 from typing import Any
 
 import tomllib
@@ -42,14 +42,15 @@ LOG_HEAD_BYTES = 5 * 1024 * 1024
 ARTEFACT_MAX_BYTES = 16 * 1024 * 1024
 SCOPED_ROLES = ("nvidia_smi", "collect_env")
 
-_PARSERS: dict[str, Callable[..., ParseResult]] = {
-    "vllm_log": vllm_log_config.parse,
-    "nvidia_smi": nvidia_smi.parse,
-    "collect_env": collect_env.parse,
-    "container_inspect": container_inspect.parse,
-    "launch_command": launch_command.parse,
-    "environment": env_file.parse,
-    "request": request.parse,
+# role → parser module (each has looks_like(text) and parse(text, file[, scope])).
+_PARSERS: dict[str, ModuleType] = {
+    "vllm_log": vllm_log_config,
+    "nvidia_smi": nvidia_smi,
+    "collect_env": collect_env,
+    "container_inspect": container_inspect,
+    "launch_command": launch_command,
+    "environment": env_file,
+    "request": request,
 }
 
 # Who wins, by name prefix (first listed wins); roles not listed rank after, in _DEFAULT_ORDER.
@@ -116,7 +117,7 @@ def combine(sources: list[Source], data: CheckData) -> Fingerprint:
             fingerprint.notes.append(f"{source.name}: not recognised as an environment artefact; skipped")
             fingerprint.inputs.append({"path": source.name, "role": "unknown", "scope": None, "kind": None})
             continue
-        result, scope = _read_one(source, role, fingerprint, len(sources) == 1, unscoped)
+        role, result, scope = _read_one(source, role, fingerprint, len(sources) == 1, unscoped)
         fingerprint.inputs.append({"path": source.name, "role": role, "scope": scope, "kind": result.kind})
         readings.append((role, result))
     if not any(role != "manifest" for role, _ in readings):
@@ -138,7 +139,8 @@ def combine(sources: list[Source], data: CheckData) -> Fingerprint:
 
 def _read_one(
     source: Source, role: str, fingerprint: Fingerprint, lone: bool, unscoped: list[str]
-) -> tuple[ParseResult, str | None]:
+) -> tuple[str, ParseResult, str | None]:
+    """Read and parse one source; returns the role it was read as, the result and its scope."""
     try:
         limit = LOG_HEAD_BYTES if role == "vllm_log" else ARTEFACT_MAX_BYTES
         text, cut = read_text(source, limit)
@@ -146,21 +148,26 @@ def _read_one(
         if lone:
             raise  # a lone empty or binary file is bad input: say so with its exit code
         fingerprint.notes.append(f"{source.name}: empty or binary; skipped")
-        return ParseResult(kind="unreadable"), None
+        return role, ParseResult(kind="unreadable"), None
     if cut:
         fingerprint.notes.append(f"{source.name}: only the first {limit // 2**20} MiB were read")
-    scope = None
+    scope = source.scope or scope_hint(source.name)
     try:
-        if role in SCOPED_ROLES:
-            scope = source.scope or scope_hint(source.name)
-            result = _PARSERS[role](text, source.name, scope or "gpu")
-            if scope is None:
-                unscoped.append(source.name)
-        else:
-            result = _PARSERS[role](text, source.name)
+        result = _parse(role, text, source.name, scope)
     except Exception as exc:  # parsers promise not to raise; a bug in one must not lose the rest
         fingerprint.notes.append(f"{source.name}: could not be read ({type(exc).__name__}: {exc})")
-        return ParseResult(kind="unreadable"), scope
+        return role, ParseResult(kind="unreadable"), None
+    if _empty(result):
+        second = _second_opinion(text, source.name, role, scope)
+        if second is not None:
+            fingerprint.notes.append(
+                f"{source.name}: sniffed as {role} but read nothing as that; read as {second[0]}"
+            )
+            role, result = second
+    if role not in SCOPED_ROLES:
+        scope = None
+    elif scope is None:
+        unscoped.append(source.name)
     if role == "nvidia_smi" and any(p.id == "nvidia-smi-no-devices" for p in result.problems):
         # "No devices were found" is a reading: this view has zero GPUs.
         where = result.problems[0].evidence[0] if result.problems[0].evidence else Provenance(source.name)
@@ -171,7 +178,33 @@ def _read_one(
         f"{source.name}: {note}" if source.name not in note else note for note in result.notes
     )
     fingerprint.findings.extend(result.problems)
-    return result, scope
+    return role, result, scope
+
+
+def _parse(role: str, text: str, name: str, scope: str | None) -> ParseResult:
+    module = _PARSERS[role]
+    return module.parse(text, name, scope or "gpu") if role in SCOPED_ROLES else module.parse(text, name)
+
+
+def _empty(result: ParseResult) -> bool:
+    return not (result.knobs or result.facts or result.problems)
+
+
+def _second_opinion(text: str, name: str, role: str, scope: str | None) -> tuple[str, ParseResult] | None:
+    """The sniffed role read nothing: ask the other parsers that claim the text (sniffing looks at
+    the first 64 KiB and stops at the first claim; a parser reads the whole text)."""
+    for other, module in _PARSERS.items():
+        if other in (role, "vllm_log"):
+            continue
+        try:
+            if not module.looks_like(text):
+                continue
+            result = _parse(other, text, name, scope)
+        except Exception:  # a second opinion that fails is no opinion
+            continue
+        if not _empty(result):
+            return other, result
+    return None
 
 
 def _read_manifest(source: Source) -> ParseResult:
@@ -210,7 +243,7 @@ def read_text(source: Source, limit: int) -> tuple[str, bool]:
 def _scope_unknown(files: list[str]) -> Finding:
     names = ", ".join(PurePosixPath(f.replace("!", "/")).name for f in files)
     return Finding(
-        "gpu-scope-unknown",
+        "gpu-scope-unstated",
         "info",
         f"Nothing says whether {names} {'was' if len(files) == 1 else 'were'} taken on the host or inside the "
         "container, so those GPU values are under gpu.* and are compared with neither.",

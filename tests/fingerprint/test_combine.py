@@ -10,6 +10,8 @@ from fingerprint_helpers import BUNDLES, finding, ids, run
 
 from analyzer.errors import InputError
 from analyzer.fingerprint import combine as combine_mod
+from analyzer.fingerprint import data
+from analyzer.ingest.sources import Source
 
 
 @pytest.mark.parametrize("bundle", sorted(p.name for p in BUNDLES.iterdir() if p.is_dir()))
@@ -56,7 +58,7 @@ def test_manifest_decides_scope_and_run_metadata() -> None:
     assert found.value("host.driver_version") == "580.95.05"
     assert found.value("container.gpu_count") == 2
     assert not any(name.startswith("gpu.") for name in found.facts)
-    assert "gpu-scope-unknown" not in ids(found)
+    assert "gpu-scope-unstated" not in ids(found)
     assert found.value("host.node") == "gpu-17"
     assert found.knobs["host.node"].source.line == 3
 
@@ -72,7 +74,7 @@ def test_unknown_scope_is_said_not_guessed(scratch: Callable[..., Path]) -> None
     found = run(scratch(files={"smi.txt": table}))
     assert found.value("gpu.driver_version") == "580.95.05"
     assert not any(name.startswith(("host.", "container.")) for name in found.facts)
-    check = finding(found, "gpu-scope-unknown")
+    check = finding(found, "gpu-scope-unstated")
     assert check.severity == "info" and "smi.txt" in check.message
 
 
@@ -124,3 +126,14 @@ def test_unusable_files_in_a_bundle_are_noted(scratch: Callable[..., Path]) -> N
     found = run(scratch("shared-gpu-node", {"README.txt": "collected by ops on Monday\n", "empty.log": ""}))
     assert any("README.txt" in note for note in found.notes)
     assert "gpu-occupied" in ids(found)
+
+
+def test_a_wrong_sniff_gets_a_second_opinion() -> None:
+    # Sniffing stops at the first parser that claims the head of a file; when that parser then
+    # reads nothing, the others that claim the text are asked.
+    path = BUNDLES / "shared-gpu-node" / "nvidia-smi-host.txt"
+    source = Source(name=str(path), opener=lambda: open(path, "rb"), role="request")  # noqa: SIM115
+    found = combine_mod.combine([source], data.load())
+    assert found.value("host.driver_version") == "580.95.05"
+    assert found.inputs[0]["role"] == "nvidia_smi"
+    assert any("read as nvidia_smi" in note for note in found.notes)
