@@ -22,7 +22,7 @@ from analyzer.compare.values import Incomparable, comparable, shown
 from analyzer.fingerprint.values import canonical
 
 # A fingerprint knob no group claims is still a change, in a layer of its own after the others.
-_OTHER = KnobGroup(id="other", label="other knob", layer="other", knobs=("*",), per_name=True)
+_OTHER = KnobGroup(id="other", label="other knob", layer="other", knobs=("*",), per_name=True, absent_is_unset=True)
 
 
 @dataclass(frozen=True)
@@ -354,7 +354,7 @@ def _knob_changes(
         present = x if x is not None else y
         assert present is not None
         side, present_run, other_run, other_entries = ("a", a, b, eb) if x is not None else ("b", b, a, ea)
-        if not group.per_name or not _documents(other_run, other_entries, name, _role_of(present_run, present)):
+        if not group.absent_is_unset or not _documents(other_run, other_entries, name, _role_of(present_run, present)):
             result.not_compared.append(ValueChange(name, x, y, f"only recorded in {side.upper()}"))
             continue
         known, default = default_for(name, other_run.vllm_version(), data)

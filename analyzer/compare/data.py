@@ -57,6 +57,10 @@ class KnobGroup:
     per_name: bool = False
     stand_ins: tuple[str, ...] = ()
     follows: tuple[str, ...] = ()
+    # A knob recorded in one run only counts as a change when the other run recorded others of its
+    # family from the same kind of artefact (it would have shown it): absent means "not set".
+    # False where absent means "not captured" (an inspect without RepoDigests has a digest too).
+    absent_is_unset: bool = False
 
     def claims_knob(self, name: str) -> bool:
         return name_matches(name, self.knobs)
@@ -123,7 +127,7 @@ class CompareData:
 _TABLES: dict[str, tuple[set[str], set[str]]] = {
     "noise": ({"id", "why", "names"}, {"mask", "when"}),
     "layer": ({"id", "order", "label"}, set()),
-    "knob_group": ({"id", "label", "layer", "knobs"}, {"per_name", "stand_ins", "follows"}),
+    "knob_group": ({"id", "label", "layer", "knobs"}, {"per_name", "stand_ins", "follows", "absent_is_unset"}),
     "default": ({"name", "value"}, {"since", "until"}),
     "drift": ({"id", "names", "message", "advice"}, set()),
     "stage": ({"id", "order", "label"}, set()),
@@ -180,6 +184,7 @@ def _add(data: CompareData, name: str, t: dict[str, Any], file: str) -> None:
                 per_name=bool(t.get("per_name", False)),
                 stand_ins=_names(t.get("stand_ins", []), file, where),
                 follows=_names(t.get("follows", []), file, where),
+                absent_is_unset=bool(t.get("absent_is_unset", t.get("per_name", False))),
             )
         )
         # A --rules file overrides a group by id, in place: the order of groups is their precedence.
