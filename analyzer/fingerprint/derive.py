@@ -23,6 +23,7 @@ def derive_all(fingerprint: Fingerprint, data: CheckData) -> None:
     _image_parts(fingerprint)
     _cuda_build(fingerprint, data)
     _min_driver(fingerprint, data)
+    _container_without_cuda(fingerprint)
 
 
 def split_image(ref: str) -> tuple[str, str | None, str | None]:
@@ -124,3 +125,12 @@ def _min_driver(fp: Fingerprint, data: CheckData) -> None:
         fp.add_fact(
             "image.min_driver", row.min_driver, build.source, f"CUDA {row.cuda} needs driver r{row.branch}+"
         )
+
+
+def _container_without_cuda(fp: Fingerprint) -> None:
+    """collect_env inside the container found no CUDA device although torch is a CUDA build: the
+    container sees no GPU (a CPU-only torch build says nothing about the GPUs)."""
+    available = fp.get("container.cuda_available")
+    if available is None or available.value is not False or fp.get("cuda.build") is None:
+        return
+    fp.add_fact("container.gpu_count", 0, available.source, "CUDA build of torch, but CUDA is not available")

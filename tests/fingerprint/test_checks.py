@@ -269,3 +269,28 @@ def test_args_differ_from_log() -> None:
     tp = found.knobs["arg.tensor_parallel_size"]
     assert tp.value == 4 and Path(tp.source.file).name == "server.log"
     assert "command.txt" in (tp.note or "")
+
+
+COLLECT_ENV_NO_CUDA = """
+    Collecting environment information...
+    PyTorch version: 2.4.0+cu121
+    Is debug build: False
+    CUDA used to build PyTorch: 12.1
+    ROCM used to build PyTorch: N/A
+
+    OS: Ubuntu 22.04.4 LTS (x86_64)
+    Python version: 3.10.14 (main, Apr  6 2024, 18:45:05) [GCC 11.4.0] (64-bit runtime)
+    Is CUDA available: False
+    CUDA runtime version: 12.1.105
+    GPU models and configuration: No CUDA
+    Nvidia driver version: No CUDA
+    """
+
+
+def test_collect_env_in_the_container_without_cuda(scratch: Callable[..., Path]) -> None:
+    found = run(scratch(files={"collect-env-container.txt": COLLECT_ENV_NO_CUDA}))
+    check = finding(found, "no-gpu-in-container")
+    assert Path(check.evidence[0].file).name == "collect-env-container.txt" and check.evidence[0].line == 9
+    # The same output with no scope says nothing about the container.
+    unscoped = run(scratch(files={"collect-env.txt": COLLECT_ENV_NO_CUDA}))
+    assert "no-gpu-in-container" not in ids(unscoped)
