@@ -10,6 +10,7 @@ size plus the retained rows, which are capped per rule and per file.
 
 from __future__ import annotations
 
+import zlib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -75,7 +76,7 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
                 _scan_chunk(raw, next_line, state)
                 next_line += raw.len()
                 state.tail = raw.tail(BACK_CONTEXT)
-        except (EOFError, OSError) as exc:
+        except (EOFError, OSError, zlib.error) as exc:
             # A truncated .gz or archive member: say so instead of analysing half a file silently.
             raise InputError("corrupt-archive", f"{source.name}: compressed data is truncated or corrupt ({exc})") from exc
     if state.retained:

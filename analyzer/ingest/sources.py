@@ -12,7 +12,9 @@ import io
 import sys
 import tarfile
 import zipfile
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -31,6 +33,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 _NUL_PADDING = b"\x00" * 16
 _PADDING_BLOCK = 1024 * 1024
 ZIP_MAGIC = b"PK\x03\x04"
+# What a damaged compressed stream raises while it is read (BadGzipFile is also an OSError).
+_CORRUPT = (EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile, tarfile.TarError)
 
 
 @dataclass
@@ -51,7 +55,7 @@ class Source:
         """The first `n` bytes of content. A leading run of NULs is skipped: a log truncated in
         place (logrotate's copytruncate, `> file` while the writer keeps its offset) starts with
         as many NULs as were cut, and what follows them is the log that has to be sniffed."""
-        with self.open() as stream:
+        with self._reading(), self.open() as stream:
             data = stream.read(n)
             if not data.startswith(_NUL_PADDING):
                 return data
@@ -63,8 +67,19 @@ class Source:
             return b""
 
     def read_bytes(self) -> bytes:
-        with self.open() as stream:
+        with self._reading(), self.open() as stream:
             return stream.read()
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A truncated .gz (or a member of a broken archive) fails on read, not on open: say so
+        in one line instead of letting EOFError/zlib.error escape as an internal error."""
+        try:
+            yield
+        except _CORRUPT as exc:
+            raise InputError("corrupt-archive", f"{self.name}: compressed data is truncated or corrupt ({exc})") from exc
+        except OSError as exc:
+            raise InputError("unreadable-path", f"cannot read {self.name}: {exc.strerror or exc}") from exc
 
 
 def _file_opener(path: Path) -> Callable[[], BinaryIO]:
@@ -133,7 +148,7 @@ def _from_bytes(name: str, data: bytes) -> list[Source]:
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise InputError("corrupt-archive", f"{name}: gzip data is corrupt ({exc})") from exc
     if data[:4] == ZIP_MAGIC:
         return _zip_members(name, zipfile.ZipFile(io.BytesIO(data)))
@@ -256,6 +271,6 @@ def _maybe_gunzip(stream: BinaryIO) -> BinaryIO:
     if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             raise InputError("corrupt-archive", f"a gzip member is corrupt ({exc})") from exc
     return io.BytesIO(data)
