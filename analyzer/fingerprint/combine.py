@@ -20,7 +20,7 @@ from analyzer.errors import InputError
 from analyzer.fingerprint import derive
 from analyzer.fingerprint.data import CheckData
 from analyzer.fingerprint.model import Candidate, Finding, Fingerprint
-from analyzer.fingerprint.values import canonical, gpu_selection, opaque
+from analyzer.fingerprint.values import canonical, gpu_selection, image_name, opaque
 from analyzer.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from analyzer.ingest.roles import scope_hint
 from analyzer.ingest.sources import Source
@@ -298,17 +298,8 @@ def _differs(name: str, a: Any, b: Any) -> bool:
         if sa is not None and sb is not None:
             return str(sa) != str(sb)
     if name == "image.ref":
-        return _image_name(a) != _image_name(b)
+        return image_name(a) != image_name(b)
     return canonical(a) != canonical(b)
-
-
-def _image_name(ref: Any) -> str:
-    """`docker.io/library/x:1` and `x:1` are one image reference."""
-    text = str(ref).strip().lower()
-    for prefix in ("docker.io/", "index.docker.io/", "library/"):
-        if text.startswith(prefix):
-            text = text[len(prefix) :]
-    return text
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -107,9 +107,25 @@ def same(a: Any, b: Any) -> bool:
     return canonical(a) == canonical(b)
 
 
+# Python object reprs in a log's `non-default args`: `<function … at 0x…>`, `<CompilationMode.X: 3>`.
+# Narrower than "anything in angle brackets": NVIDIA_REQUIRE_CUDA holds `driver<536 brand=…,driver>=550`.
+_OPAQUE = re.compile(
+    r"<(?:function|bound method|built-in|class|module|lambda)\b|<[\w.]+ object at 0x|<[A-Za-z_]\w*\.\w+: [^<>]*>"
+)
+
+
 def opaque(value: Any) -> bool:
     """A repr that cannot be compared (`<function …>`, `<CompilationMode.X: 3>`)."""
-    return isinstance(value, str) and bool(re.search(r"<[\w.]+(?:[ :][^>]*)?>", value))
+    return isinstance(value, str) and bool(_OPAQUE.search(value))
+
+
+def image_name(ref: Any) -> str:
+    """An image reference in one spelling: `docker.io/library/x:1` and `x:1` are one image."""
+    text = str(ref).strip().lower()
+    for prefix in ("docker.io/", "index.docker.io/", "library/"):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    return text
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from analyzer.fingerprint.values import (
     cuda_major_minor,
     driver_tuple,
     gpu_selection,
+    image_name,
     opaque,
     same,
     version_tuple,
@@ -57,6 +58,12 @@ def test_opaque_reprs_are_not_compared() -> None:
     assert opaque("<function ServeSubcommand.cmd at 0x7f>")
     assert opaque("{'mode': <CompilationMode.VLLM_COMPILE: 3>}")
     assert not opaque("a<b")
+    assert not opaque("cuda>=12.8 brand=tesla,driver>=535,driver<536 brand=tesla,driver>=550,driver<551")
+
+
+def test_image_name() -> None:
+    assert image_name("docker.io/library/ubuntu:22.04") == image_name("ubuntu:22.04")
+    assert image_name("docker.io/vllm/vllm-openai:v0.9.2") == "vllm/vllm-openai:v0.9.2"
 
 
 def test_versions() -> None:
