@@ -75,7 +75,7 @@ class DiffResult:
 
 
 def variable_labels(comparison: Comparison) -> list[str]:
-    return [c.label for c in comparison.changes] + [f"drift: {d.message}" for d in comparison.drift]
+    return [c.label for c in comparison.changes] + [f"drift ({d.id})" for d in comparison.drift]
 
 
 def diff_runs(a: Run, b: Run, data: CompareData) -> DiffResult:

@@ -169,8 +169,9 @@ def compare_outcomes(
             "reproduction of one failure.",
         )
     if score >= threshold:
+        unmoved = f" What changed ({moved_what}) did not move it." if changed else ""
         return FailureComparison(
-            SAME, score, f"Same failure in the same phase ({a.phase}, {a.category}).",
+            SAME, score, f"Same failure in the same phase ({a.phase}, {a.category}).{unmoved}",
             "The reproduction is usable: attach the launch command, the fingerprint and the request.",
         )
     return FailureComparison(

@@ -140,3 +140,17 @@ def test_series_needs_two_trials(bundles: dict[str, str], tmp_path: Path) -> Non
     exit_code, _, err = run("series", bundles["base"])  # one bundle folder: one trial
     assert exit_code == 4
     assert err.startswith("vllm-triage: too-few-trials:")
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "compare"
+
+
+def test_shared_cluster_against_rental_node() -> None:
+    # The README's example: the same OOM on both nodes, but the shared node's GPU was busy and it
+    # inherited NCCL_P2P_DISABLE=1 — the comparison cannot blame the node alone.
+    exit_code, out, _ = run("diff", str(FIXTURES / "shared-cluster"), str(FIXTURES / "rental-node"), "--format", "json")
+    data = json.loads(out)
+    assert exit_code == 3
+    assert [c["id"] for c in data["changes"]] == ["node"]
+    assert [d["id"] for d in data["drift"]] == ["gpu-occupancy", "nccl-inherited"]
+    assert data["failure"]["conclusion"] == "same-failure"
