@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from analyzer.compare.data import CompareData, name_matches
-from analyzer.fingerprint.values import as_int, canonical, gpu_selection
+from analyzer.fingerprint.values import as_int, canonical, gpu_selection, image_name, opaque
 
 _GPU_SELECTIONS = ("container.gpus", "env.CUDA_VISIBLE_DEVICES", "env.NVIDIA_VISIBLE_DEVICES")
 _OCCUPANCY = ("*.gpu_memory_used_mib",)
@@ -19,18 +19,6 @@ _PROCESSES = ("*.gpu_processes",)
 # Shown as <redacted>: a diff is pasted into tickets, and a token is no less secret for having changed.
 _SECRET_VARIABLE = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_|$)")
 _SECRET_NAMES = ("arg.api_key", "request.auth*", "request.headers.authorization")
-
-
-# Python object reprs in a log's `non-default args` (`<function … at 0x…>`, `<CompilationMode.X: 3>`):
-# they say nothing comparable. Narrower than "anything in angle brackets": NVIDIA_REQUIRE_CUDA
-# holds `driver<536 brand=tesla,driver>=550`.
-_OPAQUE = re.compile(r"<(?:function|bound method|built-in|class|module|lambda)\b|<[\w.]+ object at 0x|<[A-Za-z_][\w]*\.\w+: [^<>]*>")
-
-
-def opaque(value: Any) -> bool:
-    return isinstance(value, str) and bool(_OPAQUE.search(value))
-
-
 _DIGEST = re.compile(r"(sha256:)([0-9a-f]{20,64})")
 
 
@@ -42,14 +30,6 @@ class Incomparable:
 
     def __hash__(self) -> int:
         return 0
-
-
-def _image_name(ref: Any) -> str:
-    text = str(ref).strip().lower()
-    for prefix in ("docker.io/", "index.docker.io/", "library/"):
-        if text.startswith(prefix):
-            text = text[len(prefix) :]
-    return text
 
 
 def _busy(value: Any, busy_mib: int) -> tuple[bool, ...] | None:
@@ -67,7 +47,7 @@ def comparable(name: str, value: Any, data: CompareData) -> Any:
     if opaque(value):
         return Incomparable()
     if name == "image.ref":
-        return _image_name(value)
+        return image_name(value)
     if name in _GPU_SELECTIONS:
         selection = gpu_selection(value, ids_not_count=name.startswith("env."))
         if selection is not None:
