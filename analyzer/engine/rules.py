@@ -9,6 +9,7 @@ match. Rules with a higher priority win when several match one line (specific be
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import regex
@@ -157,10 +158,18 @@ def _frames_from_table(tables: list, file: str) -> list[FrameHint]:
     return hints
 
 
+@lru_cache(maxsize=256)
+def _parse_toml(name: str, mtime_ns: int, size: int) -> dict:
+    """Parsed once per file version: every command loads the rules, and rules/ also holds the
+    other commands' TOML (compat, redact, recipes…), which pure-Python tomllib parses slowly."""
+    return tomllib.loads(Path(name).read_text(encoding="utf-8"))
+
+
 def load_file(path: Path) -> tuple[list[Rule], list[FrameHint], list[str]]:
     name = str(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        stat = path.stat()
+        data = _parse_toml(name, stat.st_mtime_ns, stat.st_size)  # read-only below
     except (OSError, UnicodeDecodeError) as exc:
         raise _fail(name, None, f"cannot read ({exc})") from exc
     except tomllib.TOMLDecodeError as exc:
