@@ -116,13 +116,16 @@ def render_diff_text(data: dict[str, Any], colour: bool = False, show_noise: boo
         out.add("")
         out.add(out.style("changed", bold=True))
         _changes(out, data["changes"], a["path"], b["path"])
+    if data["drift"]:
+        out.add("")
+        _drift(out, data["drift"], a["path"], b["path"])
     if data["retest_order"]:
         out.add("")
         out.add(out.style("re-test one change at a time", bold=True) + f", starting from {a['label']}, in this order:")
         for step in data["retest_order"]:
             out.add(f"  {step['step']}. {step['label']}  ({step['layer_label']})")
         if data["drift"]:
-            out.add("  but first remove the drift below: it changes the result with no knob to re-test.")
+            out.add("  but first remove the drift above: it changes the result with no knob to re-test.")
     failure = data["failure"]
     out.add("")
     out.add(out.style("failure", bold=True) + f": {failure['conclusion']}")
@@ -132,9 +135,6 @@ def render_diff_text(data: dict[str, Any], colour: bool = False, show_noise: boo
     out.add(f"  {failure['message']}{similarity}")
     if failure["advice"]:
         out.add(f"  → {failure['advice']}")
-    if data["drift"]:
-        out.add("")
-        _drift(out, data["drift"], a["path"], b["path"])
     _left_out(out, data, show_noise)
     return out.text()
 
