@@ -80,7 +80,7 @@ def command(
     if fmt == "json":
         click.echo(json.dumps(stats.to_json(), indent=2))
         return
-    unreadable = f" ({stats.failed} unreadable, recorded)" if stats.failed else ""
+    unreadable = f" ({stats.unreadable} unreadable, recorded)" if stats.unreadable else ""
     click.echo(
         f"{stats.bundles} bundle(s) in {stats.seconds:.1f} s with {stats.jobs} job(s): {stats.analysed} analysed{unreadable}, "
         f"{stats.unchanged} unchanged, {stats.duplicates} duplicate(s) → {stats.out_dir} (scan {stats.scan_id})"

@@ -39,7 +39,7 @@ class ScanStats:
     unchanged: int = 0  # skipped: same stat key as the last scan
     duplicates: int = 0  # skipped: content already scanned (under this or another path)
     analysed: int = 0
-    failed: int = 0  # analysed, but the bundle could not be read or parsed (status "error")
+    unreadable: int = 0  # analysed, but the bundle could not be read or parsed (status "error")
     jobs: int = 1
     seconds: float = 0.0
     files: list[str] = field(default_factory=list)
@@ -179,7 +179,7 @@ def _analyse(todo, keys, manifest, stats, pool, progress, out, rule_dirs, scanne
         run = rows.run
         stats.analysed += 1
         if run["status"] != "ok":
-            stats.failed += 1
+            stats.unreadable += 1
         for table in TABLES:
             batch[table].extend(rows.rows(table))
         manifest["paths"][ref.path] = {"stat": keys[ref.path], "run_id": run["run_id"]}

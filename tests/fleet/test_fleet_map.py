@@ -17,7 +17,7 @@ from analyzer.fleet.store import read_tables
 
 
 def test_map_over_paths_gives_the_same_rows_as_scan(scanned_fleet, tmp_path):
-    paths = [ref.path for ref in discover([str(scanned_fleet.root)])][:12]
+    paths = [ref.path for ref in discover([str(scanned_fleet.root)])][:8]
     with ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn")) as pool:
         results = list(pool.map(bundle_rows, paths))
     out = tmp_path / "mapped"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from datetime import datetime, timezone
 
 import pytest
@@ -122,3 +124,39 @@ def test_cli_errors_are_one_line_with_exit_4(tmp_path, scanned_fleet, args, prob
     assert result.stderr.strip().count("\n") == 0
     assert f"vllm-triage: {problem}:" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_an_empty_scan_summarises_to_nothing(tmp_path):
+    from analyzer.fleet.scan import scan
+
+    (tmp_path / "nothing").mkdir()
+    stats = scan([str(tmp_path / "nothing")], str(tmp_path / "out"), jobs=1)
+    assert stats.bundles == 0
+    summary = summarise(str(tmp_path / "out"), by="node")
+    assert summary["totals"]["runs"] == 0 and summary["signatures"] == [] and summary["groups"] == []
+    assert "Fleet: 0 runs" in render(summary, "text")
+
+
+class _FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch):
+    from analyzer.commands.scan import _ProgressBar
+
+    terminal = _FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    bar = _ProgressBar()
+    bar.start(4)
+    bar.advance(4)
+    bar.close()
+    assert "scanning" in terminal.getvalue() and "4/4" in terminal.getvalue()
+
+    piped = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", piped)
+    bar = _ProgressBar()
+    bar.start(4)
+    bar.advance(4)
+    bar.close()
+    assert piped.getvalue() == ""
