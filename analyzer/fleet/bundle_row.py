@@ -120,7 +120,7 @@ def _analyse(ref: BundleRef, run: dict[str, Any], rule_dirs: list[str]) -> Bundl
         ref,
         "manifest" if manifest.get("started") else "container",
     )
-    _verdict(run, triaged)
+    _verdict(run, triaged, tuple(rule_dirs))
     findings = [_finding_row(run["run_id"], run["scan_id"], f, ref.path) for f in triaged.get("findings", [])]
     run["errors"] = sum(1 for f in findings if f["severity"] == "error")
     run["warnings"] = sum(1 for f in findings if f["severity"] == "warning")
@@ -128,7 +128,7 @@ def _analyse(ref: BundleRef, run: dict[str, Any], rule_dirs: list[str]) -> Bundl
     return BundleRows(run, findings, knobs)
 
 
-def _verdict(run: dict[str, Any], triaged: dict[str, Any]) -> None:
+def _verdict(run: dict[str, Any], triaged: dict[str, Any], rule_dirs: tuple[str, ...]) -> None:
     first = triaged.get("first_error")
     run.update(
         phase=triaged.get("phase"),
@@ -157,7 +157,7 @@ def _verdict(run: dict[str, Any], triaged: dict[str, Any]) -> None:
         signature=sig,
         signature_hash=signature_hash(sig),
     )
-    match = known_issues.best_match(first, run.get("vllm_version"))
+    match = known_issues.best_match(first, run.get("vllm_version"), rule_dirs)
     if match:
         run.update(
             known_issue_id=match["id"],

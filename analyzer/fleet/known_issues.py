@@ -182,17 +182,20 @@ def match(
     return found
 
 
-def best_match(first_error: dict[str, Any] | None, vllm_version: str | None) -> dict[str, Any] | None:
+def best_match(
+    first_error: dict[str, Any] | None, vllm_version: str | None, rule_dirs: tuple[str, ...] = ()
+) -> dict[str, Any] | None:
     """The hook for `triage`: the best known issue for a triage JSON `first_error`, or None.
 
     None when there is no failure, nothing scores MIN_SCORE, or every match is already fixed in
     `vllm_version`. The dict is `Match.to_json()`: id, ref, url, title, score, affected, fixed_in,
-    in_affected_range, workaround.
+    in_affected_range, workaround. `rule_dirs` adds catalogue files from --rules directories.
     """
     if not first_error:
         return None
     message = first_error.get("message") or first_error.get("text") or ""
-    for candidate in match(message, first_error.get("category"), vllm_version):
+    catalogue = load(tuple(rule_dirs))
+    for candidate in match(message, first_error.get("category"), vllm_version, catalogue):
         if not candidate.suppressed:
             return candidate.to_json()
     return None

@@ -148,3 +148,14 @@ def test_version_ranges():
     assert versions.in_range(None, ">=0.1") is None
     with pytest.raises(ValueError):
         versions.in_range("0.5.0", "~=0.5")
+
+
+def test_extra_rule_dirs_extend_the_catalogue(tmp_path: Path):
+    (tmp_path / "site.toml").write_text(
+        '[[known_issue]]\nid = "site-nfs-stall"\nref = "internal: INC-123"\ntitle = "NFS stall"\n'
+        'category = "hang"\nsignature = "nfs: server storage01 not responding, still trying"\n'
+        'workaround = "Use local disk."\n'
+    )
+    first_error = {"message": "nfs: server storage01 not responding, still trying", "category": "hang"}
+    assert best_match(first_error, None) is None
+    assert best_match(first_error, None, (str(tmp_path),))["id"] == "site-nfs-stall"
