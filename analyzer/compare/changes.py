@@ -126,6 +126,12 @@ class Comparison:
     unchanged: int = 0
 
     @property
+    def compared(self) -> int:
+        """Values both runs recorded and that were compared (changed or not)."""
+        moved = sum(len(c.knobs) + len(c.derived) for c in self.changes) + sum(len(d.values) for d in self.drift)
+        return self.unchanged + moved
+
+    @property
     def variables(self) -> int:
         """Each changed knob group is one variable, and so is each kind of drift."""
         return len(self.changes) + len(self.drift)

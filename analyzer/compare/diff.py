@@ -58,8 +58,8 @@ class DiffResult:
         c = self.comparison
         return {
             "schema": SCHEMA,
-            "a": {**self.a.summary(), "outcome": outcome_of(self.a.triage).to_json()},
-            "b": {**self.b.summary(), "outcome": outcome_of(self.b.triage).to_json()},
+            "a": {**self.a.summary(), "outcome": outcome_of(self.a.triage).to_json(), "signals": self.a.signals.to_json()},
+            "b": {**self.b.summary(), "outcome": outcome_of(self.b.triage).to_json(), "signals": self.b.signals.to_json()},
             "verdict": self.verdict,
             "variables": c.variables,
             "exit_code": self.exit_code,
@@ -71,6 +71,7 @@ class DiffResult:
             "not_compared": [n.to_json() for n in c.not_compared],
             "noise": [n.to_json() for n in c.noise],
             "unchanged": c.unchanged,
+            "coverage": {"compared": c.compared, "not_compared": len(c.not_compared)},
         }
 
 

@@ -15,6 +15,7 @@ Sample stats lines (vllm-anatomy §3.2):
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +100,7 @@ def read_signals(sources: list[Source]) -> Signals:
     return signals
 
 
-def _text_chunks(source: Source):
+def _text_chunks(source: Source) -> Iterator[tuple[bytes, int]]:
     """(bytes chunk ending at a line end, 1-based line number of its first line)."""
     head = source.head(SNIFF_BYTES)
     try:

@@ -112,6 +112,11 @@ def render_diff_text(data: dict[str, Any], colour: bool = False, show_noise: boo
     a, b = data["a"], data["b"]
     out.add(f"diff: {a['label']} → {b['label']}")
     _verdict_line(out, data["verdict"], data["variables"], data["exit_code"])
+    coverage = data["coverage"]
+    if coverage["not_compared"] > coverage["compared"]:
+        # "identical" over a bundle that recorded almost nothing is no evidence of sameness.
+        out.add(out.style("  but", fg="yellow") + f" only {coverage['compared']} value(s) were recorded in both runs and "
+                f"{coverage['not_compared']} in one only: collect the same artefacts for both")
     if data["changes"]:
         out.add("")
         out.add(out.style("changed", bold=True))

@@ -154,3 +154,16 @@ def test_shared_cluster_against_rental_node() -> None:
     assert [c["id"] for c in data["changes"]] == ["node"]
     assert [d["id"] for d in data["drift"]] == ["gpu-occupancy", "nccl-inherited"]
     assert data["failure"]["conclusion"] == "same-failure"
+
+
+def test_a_bundle_without_log_compares_what_it_has_and_says_so(tmp_path: Path) -> None:
+    smi_only = tmp_path / "smi-only"
+    smi_only.mkdir()
+    (smi_only / "nvidia-smi-host.txt").write_text((FIXTURES / "rental-node" / "nvidia-smi-host.txt").read_text())
+    exit_code, out, _ = run("diff", str(FIXTURES / "rental-node"), str(smi_only), "--format", "json")
+    data = json.loads(out)
+    assert exit_code == 0
+    assert data["failure"]["conclusion"] == "unknown"
+    assert data["coverage"]["not_compared"] > data["coverage"]["compared"]
+    _, text, _ = run("diff", str(FIXTURES / "rental-node"), str(smi_only))
+    assert "collect the same artefacts for both" in text.splitlines()[2]
