@@ -124,12 +124,21 @@ class Comparison:
     defaults: list[DefaultItem] = field(default_factory=list)
     not_compared: list[ValueChange] = field(default_factory=list)
     unchanged: int = 0
+    unchanged_knobs: int = 0
 
     @property
     def compared(self) -> int:
         """Values both runs recorded and that were compared (changed or not)."""
         moved = sum(len(c.knobs) + len(c.derived) for c in self.changes) + sum(len(d.values) for d in self.drift)
         return self.unchanged + moved
+
+    @property
+    def comparable(self) -> bool:
+        """Enough in common to call two runs the same set-up: at least one knob recorded by both,
+        and no more values recorded by one only than by both (two pasted fragments of unknown
+        origin are not repeats of one fingerprint just because nothing in them differs)."""
+        knobs = self.unchanged_knobs + sum(len(c.knobs) for c in self.changes)
+        return knobs > 0 and len(self.not_compared) <= self.compared
 
     @property
     def variables(self) -> int:
@@ -356,6 +365,7 @@ def _knob_changes(
                 )
             else:
                 result.unchanged += 1
+                result.unchanged_knobs += 1
             continue
         present = x if x is not None else y
         assert present is not None

@@ -71,7 +71,7 @@ class DiffResult:
             "not_compared": [n.to_json() for n in c.not_compared],
             "noise": [n.to_json() for n in c.noise],
             "unchanged": c.unchanged,
-            "coverage": {"compared": c.compared, "not_compared": len(c.not_compared)},
+            "coverage": {"compared": c.compared, "not_compared": len(c.not_compared), "comparable": c.comparable},
         }
 
 

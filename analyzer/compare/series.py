@@ -81,6 +81,7 @@ class SeriesResult:
                 "changes": [ch.to_json(self.data) for ch in c.changes],
                 "drift": [d.to_json() for d in c.drift],
                 "failure": step.failure.to_json(),
+                "comparable": c.comparable,
                 "noise": [n.to_json() for n in c.noise],
             })
         return {
@@ -89,6 +90,7 @@ class SeriesResult:
             "trials": trials,
             "steps": steps,
             "confounded_steps": self.confounded_steps,
+            "uncomparable_steps": [i + 2 for i, step in enumerate(self.steps) if not step.comparison.comparable],
             "repeats": self.repeats,
             "order": {
                 "stages": [{"id": s.id, "order": s.order, "label": s.label} for s in self.data.stages],
@@ -106,7 +108,7 @@ def _repeats(runs: list[Run], outcomes: list[Outcome], data: CompareData) -> lis
     """Trials with the same knobs (after noise and defaults) are repeats of one fingerprint."""
     clusters: list[list[int]] = []
     for i, run in enumerate(runs):
-        home = next((c for c in clusters if not compare_runs(runs[c[0]], run, data).changes), None)
+        home = next((c for c in clusters if _same_setup(runs[c[0]], run, data)), None)
         if home is None:
             clusters.append([i])
         else:
@@ -117,6 +119,11 @@ def _repeats(runs: list[Run], outcomes: list[Outcome], data: CompareData) -> lis
             continue
         out.append(_judge_repeats(members, runs, outcomes, data))
     return out
+
+
+def _same_setup(a: Run, b: Run, data: CompareData) -> bool:
+    comparison = compare_runs(a, b, data)
+    return not comparison.changes and comparison.comparable
 
 
 def _judge_repeats(members: list[int], runs: list[Run], outcomes: list[Outcome], data: CompareData) -> dict[str, Any]:

@@ -113,10 +113,10 @@ def render_diff_text(data: dict[str, Any], colour: bool = False, show_noise: boo
     out.add(f"diff: {a['label']} → {b['label']}")
     _verdict_line(out, data["verdict"], data["variables"], data["exit_code"])
     coverage = data["coverage"]
-    if coverage["not_compared"] > coverage["compared"]:
+    if not coverage["comparable"]:
         # "identical" over a bundle that recorded almost nothing is no evidence of sameness.
-        out.add(out.style("  but", fg="yellow") + f" only {coverage['compared']} value(s) were recorded in both runs and "
-                f"{coverage['not_compared']} in one only: collect the same artefacts for both")
+        out.add(out.style("  but", fg="yellow") + f" only {coverage['compared']} value(s) were recorded in both runs "
+                f"and {coverage['not_compared']} in one only: collect the same artefacts for both")
     if data["changes"]:
         out.add("")
         out.add(out.style("changed", bold=True))
@@ -198,6 +198,11 @@ def render_series_text(data: dict[str, Any], colour: bool = False, show_noise: b
         out.add(out.style("CONFOUNDED", bold=True, fg="red") + f" — more than one variable changed at {listed} (exit {data['exit_code']})")
     else:
         out.add(out.style("ONE VARIABLE PER STEP", bold=True, fg="green") + f" (exit {data['exit_code']})")
+    blind = data.get("uncomparable_steps") or []
+    if blind:
+        listed = ", ".join(f"T{n - 1}→T{n}" for n in blind)
+        out.add(out.style("  but", fg="yellow") + f" {listed}: the two trials recorded too little in common to tell "
+                "what changed; collect the same artefacts for every trial")
     out.add("")
     width = max(len(t["label"]) for t in trials)
     for i, trial in enumerate(trials):
@@ -206,7 +211,8 @@ def render_series_text(data: dict[str, Any], colour: bool = False, show_noise: b
             step = data["steps"][i - 1]
             changed = [c["label"] for c in step["changes"]] + [f"drift: {d['id']}" for d in step["drift"]]
             mark = out.style("  ⚠ confounded", fg="red") if step["verdict"] == "confounded" else ""
-            line += f"   changed: {', '.join(changed) or 'nothing'}{mark}"
+            nothing = "nothing" if step.get("comparable", True) else "nothing recorded in both"
+            line += f"   changed: {', '.join(changed) or nothing}{mark}"
         out.add(line)
     detail = [s for s in data["steps"] if s["changes"] or s["drift"]]
     if detail:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compare_builders import Trial, write_bundle
+from compare_builders import Trial, vllm_log, write_bundle
 
 from analyzer.compare.series import series_paths
 
@@ -126,3 +126,16 @@ def test_one_folder_of_trials_is_ordered_by_recorded_start(tmp_path: Path) -> No
     result = series_paths([str(root)]).to_json()
     assert result["ordered_by"] == "started"
     assert [t["label"] for t in result["trials"]] == ["c-first", "b-second", "a-third"]
+
+
+def test_fragments_that_record_nothing_in_common_are_not_repeats(tmp_path: Path) -> None:
+    # Two pasted fragments: no version, arguments or banner lines, only the failure.
+    paths = []
+    for name, trial in (("one.log", Trial(failure="oom")), ("two.log", Trial(failure="driver"))):
+        lines = [line for line in vllm_log(trial).splitlines()
+                 if not any(k in line for k in ("non-default args", "Initializing a V1", "version", "max model len"))]
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        paths.append(str(tmp_path / name))
+    result = series_paths(paths).to_json()
+    assert result["repeats"] == []
+    assert result["uncomparable_steps"] == [2]
