@@ -275,34 +275,48 @@ def _inherited_env(run: Run, entries: dict[str, Entry]) -> set[str]:
     }
 
 
-def compare_runs(a: Run, b: Run, data: CompareData) -> Comparison:
-    ea, eb = a.entries(), b.entries()
-    names = sorted(set(ea) | set(eb))
-    node_changed = _node_changed(ea, eb)
-    result = Comparison()
+def _screen(a: Run, b: Run, ea: dict[str, Entry], eb: dict[str, Entry], data: CompareData,
+            node_changed: bool, result: Comparison, inherited_drift: list[ValueChange]) -> list[str]:
+    """Take out noise and inherited NCCL_* variables; return the names left to classify."""
     inherited = _inherited_env(a, ea) | _inherited_env(b, eb)
-    drifted: list[ValueChange] = []
-    inherited_drift: list[ValueChange] = []
     kept: list[str] = []
-    for name in names:
+    for name in sorted(set(ea) | set(eb)):
         x, y = ea.get(name), eb.get(name)
         rule = _is_noise(name, x, y, _noise_rule(name, data.noise, node_changed))
         if rule is not None:
             if x is None or y is None or x.value != y.value:
                 result.noise.append(NoiseItem(ValueChange(name, x, y), rule.id, rule.why))
             continue
-        if name in inherited:
-            present, side_run, other_run, other_entries = (x, a, b, eb) if x is not None else (y, b, a, ea)
-            if x is not None and y is not None:
-                if _differ(name, x, y, data):
-                    inherited_drift.append(ValueChange(name, x, y))
-            elif present is not None and _documents(other_run, other_entries, name, _role_of(side_run, present)):
-                inherited_drift.append(ValueChange(name, x, y))
-            else:
-                side = "A" if x is not None else "B"
-                result.not_compared.append(ValueChange(name, x, y, f"inherited; only recorded in {side}"))
+        if name not in inherited:
+            kept.append(name)
             continue
-        kept.append(name)
+        present, side_run, other_run, other_entries = (x, a, b, eb) if x is not None else (y, b, a, ea)
+        if x is not None and y is not None:
+            if _differ(name, x, y, data):
+                inherited_drift.append(ValueChange(name, x, y))
+        elif present is not None and _documents(other_run, other_entries, name, _role_of(side_run, present)):
+            inherited_drift.append(ValueChange(name, x, y))
+        else:
+            side = "A" if x is not None else "B"
+            result.not_compared.append(ValueChange(name, x, y, f"inherited; only recorded in {side}"))
+    return kept
+
+
+def _explained_by(name: str, group: KnobGroup, changes: list[Change]) -> Change:
+    """The change of `group` a derived fact belongs to: engine.X to the argument X when that is
+    one of the changes, else the group's first change."""
+    mine = [c for c in changes if c.group == group.id]
+    suffix = name.split(".", 1)[-1]
+    return next((c for c in mine if c.id.split(".", 1)[-1] == suffix), mine[0])
+
+
+def compare_runs(a: Run, b: Run, data: CompareData) -> Comparison:
+    ea, eb = a.entries(), b.entries()
+    node_changed = _node_changed(ea, eb)
+    result = Comparison()
+    drifted: list[ValueChange] = []
+    inherited_drift: list[ValueChange] = []
+    kept = _screen(a, b, ea, eb, data, node_changed, result, inherited_drift)
     roles = _classify(kept, ea, eb, data)
     changes = _knob_changes(kept, roles, a, b, ea, eb, data, result)
     changed_groups = {c.group for c in changes}
@@ -324,8 +338,7 @@ def compare_runs(a: Run, b: Run, data: CompareData) -> Comparison:
         explaining = [g for g in roles.follows.get(name, []) if g.id in changed_groups]
         if explaining:
             first = min(explaining, key=lambda g: by_group.get(g.id, 99))
-            target = next(c for c in changes if c.group == first.id)
-            target.derived.append(ValueChange(name, x, y))
+            _explained_by(name, first, changes).derived.append(ValueChange(name, x, y))
         else:
             drifted.append(ValueChange(name, x, y))
     for change in changes:

@@ -227,3 +227,13 @@ def test_a_new_failure_is_attributed_only_to_a_single_change() -> None:
 
 def test_no_log_means_the_failure_is_unknown() -> None:
     assert compare_outcomes(outcome_of(None), outcome_of(triage("none", None, None)), 0.85, [], []).conclusion == UNKNOWN
+
+
+def test_an_engine_fact_follows_the_argument_of_its_name() -> None:
+    a, b = pair({**BASE_KNOBS, "arg.enable_prefix_caching": False, "arg.block_size": 16},
+                {**BASE_KNOBS, "arg.enable_prefix_caching": True, "arg.block_size": 32},
+                {**BASE_FACTS, "engine.enable_prefix_caching": False}, {**BASE_FACTS, "engine.enable_prefix_caching": True})
+    changes = {c.id: c for c in compare_runs(a, b, DATA).changes}
+    assert set(changes) == {"arg.block_size", "arg.enable_prefix_caching"}
+    assert [d.name for d in changes["arg.enable_prefix_caching"].derived] == ["engine.enable_prefix_caching"]
+    assert changes["arg.block_size"].derived == []
