@@ -75,7 +75,12 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
             for raw in _prefetch(iter_line_batches(stream, encoding, chunk_bytes)):
                 _scan_chunk(raw, next_line, state)
                 next_line += raw.len()
-                state.tail = raw.tail(BACK_CONTEXT)
+                # The back context of a trigger may reach over several small chunks.
+                state.tail = (
+                    raw.tail(BACK_CONTEXT)
+                    if raw.len() >= BACK_CONTEXT
+                    else pl.concat([state.tail, raw], rechunk=False).tail(BACK_CONTEXT)
+                )
         except (EOFError, OSError, zlib.error) as exc:
             # A truncated .gz or archive member: say so instead of analysing half a file silently.
             raise InputError("corrupt-archive", f"{source.name}: compressed data is truncated or corrupt ({exc})") from exc
@@ -119,8 +124,8 @@ def _scan_chunk(raw: pl.Series, first_line: int, state: _State) -> None:
     trigger_lines = interesting.filter(is_trigger).get_column("line").head(max(state.triggers_left, 0)).to_list()
     state.triggers_left -= len(trigger_lines)
     wanted: set[int] = set(range(min(state.forward_due, n)))  # offsets into this chunk
-    back_wanted: set[int] = set()  # offsets before this chunk (into the previous chunk's tail)
-    state.forward_due = 0
+    back_wanted: set[int] = set()  # offsets before this chunk (into the tail of earlier chunks)
+    state.forward_due = max(state.forward_due - n, 0)  # a window longer than this chunk goes on
     for line in trigger_lines:
         offset = line - first_line
         start, stop = offset - BACK_CONTEXT, offset + FORWARD_CONTEXT
