@@ -59,8 +59,23 @@ def triage(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO
             if analysis.file == entry["path"]:
                 entry["lines"] = analysis.lines
     result = TriageResult(inputs=inputs, analyses=analyses, chosen=choose(analyses))
-    result.findings.extend(_environment_findings(sources, rule_dirs))
+    findings, vllm_version = _environment_findings(sources, rule_dirs)
+    result.findings.extend(findings)
+    result.vllm_version = vllm_version
+    result.known_issue = _known_issue(result, vllm_version, rule_dirs)
     return result
+
+
+def _known_issue(result: TriageResult, vllm_version: str | None, rule_dirs: list[str] | None) -> dict | None:
+    """The best match in the known-issue catalogue, unless this vLLM version already has the fix."""
+    if result.chosen is None or result.chosen.first_error is None:
+        return None
+    from analyzer.fleet.known_issues import best_match
+
+    try:
+        return best_match(result.chosen.first_error.to_json(), vllm_version, tuple(rule_dirs or ()))
+    except Exception:  # the catalogue is an extra; a broken entry must not cost the triage
+        return None
 
 
 def fingerprint_sources(sources: list[Source], rule_dirs: list[str] | None = None) -> Fingerprint:
@@ -78,18 +93,21 @@ def fingerprint(paths: list[str], rule_dirs: list[str] | None = None, stdin: Bin
 _NOT_FOR_TRIAGE = {"gpu-scope-unstated"}
 
 
-def _environment_findings(sources: list[Source], rule_dirs: list[str] | None) -> list[Finding]:
-    """The compatibility and hygiene findings of the bundle being triaged. An extra: whatever goes
-    wrong here must never cost the user the triage itself."""
+def _environment_findings(sources: list[Source], rule_dirs: list[str] | None) -> tuple[list[Finding], str | None]:
+    """The compatibility and hygiene findings of the bundle being triaged, and the vLLM version
+    that ran. An extra: whatever goes wrong here must never cost the user the triage itself."""
     try:
         found = fingerprint_sources(sources, rule_dirs)
     except TriageError:
-        return []  # nothing in the input to fingerprint: no findings to add
+        return [], None  # nothing in the input to fingerprint: no findings to add
     except Exception as exc:
-        return [Finding("fingerprint-failed", "info", f"the environment checks could not run ({type(exc).__name__}: {exc})",
-                        [], "Run `vllm-triage fingerprint` on the same input for details.")]
-    return [
+        failed = Finding("fingerprint-failed", "info", f"the environment checks could not run ({type(exc).__name__}: {exc})",
+                         [], "Run `vllm-triage fingerprint` on the same input for details.")
+        return [failed], None
+    version = found.facts.get("vllm.version")
+    findings = [
         Finding(f.id, f.severity, f.message, [e.to_json() for e in f.evidence], f.advice)
         for f in found.findings
         if f.id not in _NOT_FOR_TRIAGE
     ]
+    return findings, str(version.value) if version is not None and version.value else None

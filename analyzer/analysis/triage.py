@@ -39,6 +39,8 @@ class TriageResult:
     analyses: list[LogAnalysis]
     chosen: LogAnalysis | None
     findings: list[Finding] = field(default_factory=list)
+    vllm_version: str | None = None  # what ran, from the log banner / collect_env
+    known_issue: dict | None = None  # best match in the known-issue catalogue
 
     @property
     def phase(self) -> str:

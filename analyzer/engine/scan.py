@@ -56,6 +56,7 @@ class _State:
     done: set[str] = field(default_factory=set)  # rule ids that left the prefilter
     triggers_left: int = MAX_TRIGGERS
     structural_kept: int = 0
+    ready_seen: bool = False
     forward_due: int = 0  # lines at the start of the next chunk owed to a window
     tail: pl.Series = field(default_factory=lambda: pl.Series("raw", [], dtype=pl.String))
     retained: list[pl.DataFrame] = field(default_factory=list)
@@ -198,6 +199,19 @@ def _cap_hits(frame: pl.DataFrame, state: _State) -> pl.DataFrame:
     if frame.is_empty():
         return frame
     rules = state.compiled.ruleset.by_id()
+    ready_ids = [r.id for r in state.compiled.markers if r.ready]
+    stop_ids = [r.id for r in state.compiled.markers if r.shutdown]
+    if not state.ready_seen:
+        ready_rows = frame.filter(pl.col("marker").is_in(ready_ids))
+        if not ready_rows.is_empty():
+            # Milestones after the server is up (a restart) change nothing; dropping them here, not
+            # only from later chunks, keeps the result independent of where chunks are cut.
+            ready_line = ready_rows.get_column("line").min()
+            frame = frame.filter(
+                pl.col("marker").is_null() | pl.col("marker").is_in(stop_ids) | (pl.col("line") <= ready_line)
+                | pl.col("cls").is_not_null() | pl.col("exc") | pl.col("tb")
+            )
+            state.ready_seen = True
     budgets: dict[str, int] = {}
     for column in ("cls", "marker"):
         for rule_id, count in frame.group_by(column).len().iter_rows():

@@ -81,6 +81,8 @@ def sniff_text(text: str, name: str = "") -> str:
             continue  # a log quotes its own command line; the log is what it is
         if _looks_like(module_name, text):
             return role
+    if stripped.startswith(("{", "[")):
+        return "unknown"  # a JSON document no parser claims (labels, configs): quoting a log is not being one
     if score >= 1:
         return "vllm_log"
     hinted = name_hint(name)
@@ -108,6 +110,13 @@ def scope_hint(name: str) -> str | None:
     if re.search(r"(?<![a-z])host(?![a-z])", lowered):
         return "host"
     return None
+
+
+def _inside_bundle(source: Source) -> str:
+    """The file's path within its bundle: a parent folder named `host-tests/` says nothing."""
+    if source.bundle and source.name.startswith(source.bundle):
+        return source.name[len(source.bundle) :]
+    return source.name.rsplit("/", 1)[-1]
 
 
 def read_manifest(source: Source) -> dict:
@@ -145,5 +154,5 @@ def assign_roles(sources: list[Source]) -> list[Source]:
             continue
         source.role = sniff_text(decode_all(head, encoding), source.name)
         if source.role == "nvidia_smi":
-            source.scope = scope_hint(source.name)
+            source.scope = scope_hint(_inside_bundle(source))
     return sources

@@ -26,6 +26,8 @@ def triage_to_json(result: TriageResult) -> dict[str, Any]:
         "first_missing_milestone": chosen.first_missing if chosen else None,
         "ready": chosen.ready if chosen else False,
         "first_error": first_error,
+        "vllm_version": result.vllm_version,
+        "known_issue": result.known_issue,
         "consequences": [c.to_json() for c in chosen.consequences] if chosen else [],
         "findings": findings,
         "logs": [

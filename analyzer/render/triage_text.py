@@ -49,6 +49,12 @@ def render_triage_text(data: dict[str, Any], colour: bool = False, verbose: bool
                 shown = lines[:3] + [f"… {hidden} lines (use -v for all) …"] + lines[-(MAX_BLOCK_LINES - 3) :]
             # Colour codes of the input would garble the terminal; the JSON keeps them verbatim.
             out.extend("  │ " + _ANSI.sub("", line) for line in shown)
+    known = data.get("known_issue")
+    if known:
+        out.append("")
+        out.append(style("known issue", bold=True) + f"  {known.get('title')} ({known.get('ref')}, score {known.get('score', 0):.2f})")
+        if known.get("workaround"):
+            out.append(f"  workaround: {known['workaround']}")
     if data["consequences"]:
         out.append("")
         out.append(style("consequences (not the cause)", bold=True))
