@@ -39,10 +39,13 @@ def _log_sources(sources: list[Source]) -> list[Source]:
         check_text(head, source.name)  # empty / binary → InputError
         if source.role in (None, "unknown") and log_score(decode_all(head, "utf-8")) > 0:
             return [source]
-        what = source.role if source.role not in (None, "unknown") else "text that does not look like a vLLM log"
+        if source.role in (None, "unknown"):
+            message = f"{source.name} does not look like a vLLM log (no log lines, tracebacks or vLLM messages in it)"
+        else:
+            message = f"{source.name} is not a vLLM log (it looks like {source.role} output)"
         raise InputError(
             "not-a-log",
-            f"{source.name} is not a vLLM log (it looks like {what})",
+            message,
             "use `vllm-triage fingerprint` for environment artefacts",
         )
     raise InputError("no-log-in-bundle", "the input holds no vLLM log", "add the server log (docker logs -t) to the bundle")
