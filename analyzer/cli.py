@@ -142,14 +142,21 @@ def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
 
 
 @rules.command("check")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @rules_option
-def rules_check(rule_dirs: tuple[str, ...]) -> None:
+def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """Validate every rule file: fields, patterns (both regex engines, hostile input), examples."""
     from analyzer.engine.check import check
 
     problems, n_files, n_rules = _run(lambda: check(list(rule_dirs)))
-    for problem in problems:
-        click.echo(str(problem))
+    if fmt == "json":
+        _emit_json(
+            {"files": n_files, "rules": n_rules,
+             "problems": [{"file": p.file, "rule": p.rule, "message": p.message} for p in problems]}
+        )
+    else:
+        for problem in problems:
+            click.echo(str(problem))
     click.echo(f"{n_rules} rules in {n_files} files: {len(problems)} problem(s)", err=True)
     if problems:
         sys.exit(EXIT_INCOMPLETE)
