@@ -40,6 +40,8 @@ _LOG_LINE = re.compile(
     r"|Loading safetensors checkpoint shards"
     r"|Avg prompt throughput)"
 )
+# `{"key"…` or `[{…` / `["…` / `[1…`: a JSON document; `[rank0]:` or `[2025-…]` lines are not.
+_JSON_DOCUMENT = re.compile(r'^(?:\{\s*"|\[\s*(?:[{\["\]]|-?\d+\s*[,\]]))')
 _JSON_LOG_LINE = re.compile(r'^\s*\{.*"(?:log|message|msg)"\s*:\s*"', re.M)
 
 # (module, role) in the order they are asked; the first that claims the text wins.
@@ -81,7 +83,7 @@ def sniff_text(text: str, name: str = "") -> str:
             continue  # a log quotes its own command line; the log is what it is
         if _looks_like(module_name, text):
             return role
-    if stripped.startswith(("{", "[")):
+    if _JSON_DOCUMENT.match(stripped):
         return "unknown"  # a JSON document no parser claims (labels, configs): quoting a log is not being one
     if score >= 1:
         return "vllm_log"
