@@ -124,8 +124,18 @@ def _decoded_lines(data: bytes) -> list[str]:
     return [ln.rstrip("\r").replace("\x00", "") for ln in text.split("\n")]
 
 
-@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
-@pytest.mark.parametrize("base", sorted(BASES))
+# Every transport on the two hardest logs (interleaved ranks; Ray with ip and dedup suffixes), the
+# common ones on the other two: the matrix stays meaningful and the suite stays fast.
+COMMON = ("plain", "crlf", "docker-logs-t", "compose", "ansi-colour", "json-lines-docker", "powershell-utf16")
+MATRIX = [
+    (base, transform)
+    for base in sorted(BASES)
+    for transform in sorted(TRANSFORMS)
+    if base in ("v1-0.9.2-tp4-worker-nccl.log", "v0-0.6.4-ray-multinode-nccl.log") or transform in COMMON
+]
+
+
+@pytest.mark.parametrize(("base", "transform"), MATRIX)
 def test_the_verdict_survives_the_transport(base: str, transform: str, tmp_path: Path, triage_json: TriageJson) -> None:
     expected = BASES[base]
     lines = (LOGS / base).read_text(encoding="utf-8").splitlines()

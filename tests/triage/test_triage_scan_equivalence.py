@@ -41,13 +41,13 @@ def _source(name: str, data: bytes) -> Source:
 
 
 def _serving_log() -> bytes:
-    """Hours of serving (~1 MB) between a healthy start and a runtime crash: hundreds of 4 KiB
+    """Hours of serving (~0.5 MB) between a healthy start and a runtime crash: hundreds of 4 KiB
     chunks, most of which the prefilter must skip."""
     rng = random.Random(11)
     lines = (LOGS / "v1-0.10.1-tp2-runtime-illegal-access.log").read_text().splitlines()
     ready = next(i for i, line in enumerate(lines) if "Application startup complete" in line)
     serving = []
-    for i in range(9000):
+    for i in range(5000):
         if i % 10 == 0:
             serving.append(
                 f"(APIServer pid=1) INFO 08-27 {16 + i // 3000}:{i // 60 % 60:02d}:{i % 60:02d} [loggers.py:123] Engine 000: "
@@ -146,7 +146,7 @@ def test_small_chunks_do_cut_through_the_root_block(compiled: CompiledRules) -> 
 def test_the_prefilter_skips_most_serving_lines(compiled: CompiledRules) -> None:
     """Speed comes from not parsing the serving lines; the verdict must not need them."""
     result = scan(_source("serving", _serving_log()), compiled, chunk_bytes=64 * 1024)
-    assert result.total_lines > 9000
+    assert result.total_lines > 5000
     assert result.frame.height < result.total_lines / 10
     phase, line, rule = _first_error(result, compiled)
     assert (phase, rule) == ("request", "cuda.illegal_memory_access")
