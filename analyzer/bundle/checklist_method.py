@@ -103,10 +103,12 @@ def prefix_caching_step(ctx: SeriesContext) -> Verdict:
 
 def context_concurrency_order(ctx: SeriesContext) -> Verdict:
     baseline: str | None = None
+    raised_any = False
     for number, trial in enumerate(ctx.trials, 1):
         stages = active_stages(trial.run, ctx.compare)
         raised = {sid: stages[sid] for sid in ("long_context", "concurrency") if sid in stages}
         if raised:
+            raised_any = True
             if baseline is None:
                 shown = ", ".join(f"{sid.replace('_', ' ')} ({seen.how})" for sid, seen in raised.items())
                 who = f"T{number} ({trial.label})" if ctx.several else "the only trial"
@@ -114,7 +116,7 @@ def context_concurrency_order(ctx: SeriesContext) -> Verdict:
                               [at(seen.source) for seen in raised.values()], ("method",))
         elif _ok(trial) and baseline is None:
             baseline = trial.label
-    if baseline is None:
+    if not raised_any:
         return passed("neither context nor concurrency was raised")
     return passed(f"a single short request passed first ({baseline}); context and concurrency came after it")
 

@@ -27,16 +27,21 @@ class Verdict:
     places: tuple[str, ...] = ()
 
 
+def _evidence(evidence: list[Provenance | None] | tuple[Provenance | None, ...]) -> list[Provenance]:
+    """Known places, each once, in the order given."""
+    return list(dict.fromkeys(e for e in evidence if e is not None))
+
+
 def passed(message: str, *evidence: Provenance | None) -> Verdict:
-    return Verdict(PASS, message, [e for e in evidence if e is not None])
+    return Verdict(PASS, message, _evidence(evidence))
 
 
 def failed(message: str, evidence: list[Provenance | None] | None = None, places: tuple[str, ...] = ()) -> Verdict:
-    return Verdict(FAIL, message, [e for e in evidence or [] if e is not None], places)
+    return Verdict(FAIL, message, _evidence(evidence or []), places)
 
 
 def missing(message: str, places: tuple[str, ...], evidence: list[Provenance | None] | None = None) -> Verdict:
-    return Verdict(MISSING, message, [e for e in evidence or [] if e is not None], places)
+    return Verdict(MISSING, message, _evidence(evidence or []), places)
 
 
 @dataclass

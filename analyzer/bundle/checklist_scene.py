@@ -15,6 +15,8 @@ from analyzer.fingerprint.values import as_int
 from analyzer.phases import STARTUP_PHASES
 from analyzer.provenance import Provenance
 
+# The placeholder id of an elision line inside a log (the log was shortened, not replaced).
+LOG_ELISION = "log-elision"
 _GPU_LIST_LINE = re.compile(r"(?m)^\s*GPU \d+: .+\(UUID: ")
 # Launch command shapes that are shell words (a compose file or a pod spec is YAML).
 _SHELL_LAUNCHERS = ("vllm_serve", "api_server_module", "docker_run", "podman_run", "supervisord")
@@ -244,6 +246,9 @@ def first_error_block(ctx: TrialContext) -> Verdict:
     if triage is None or not ctx.trial.of_role("vllm_log"):
         return missing("no server log" + (f"; {problem}" if problem else ""), ("log",), evidence)
     fe = triage.get("first_error")
+    pasted = [h for h in ctx.hits_for("vllm_log") if h.placeholder != LOG_ELISION]
+    if pasted:
+        return missing(f"no server log: {problem}", ("log",), evidence)
     cut = [h for h in ctx.hits_for("vllm_log") if fe is None or (h.file == fe.get("file") and h.line <= fe["line"])]
     if cut:
         return failed(f"the log was shortened before the first error: {cut[0].file}:{cut[0].line} `{cut[0].text}`",
