@@ -32,7 +32,13 @@ _TRANSPORT = (
     r"(?P<rest>.*)$"
 )
 # journald part above is only trusted when the host+ident part matched; see _strip_transport.
-_JOURNALD = r"^(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d) \S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
+_JOURNALD = (
+    r"^(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?) \S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
+)
+# `journalctl -o short-iso[-precise]` starts with `2025-10-02T14:03:11+0300` (an offset without a
+# colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
+_JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
+_JOURNALD_HOST_IDENT = r"^\S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
 _TRANSPORT_NO_JOURNALD = (
     r"^(?:>\s?)?"
     r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"
@@ -136,6 +142,11 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
         _t=pl.col("_p").struct.field("rest"),
         _ts=pl.col("_p").struct.field("ts").str.strip_chars(),
     ).drop("_p")
+    iso_journald = pl.col("_ts").str.contains(_JOURNALD_ISO_TS)
+    host_ident_rest = pl.col("_t").str.extract(_JOURNALD_HOST_IDENT, 1)
+    frame = frame.with_columns(
+        _t=pl.when(iso_journald & host_ident_rest.is_not_null()).then(host_ident_rest).otherwise(pl.col("_t"))
+    )
     journald = pl.col("_t").str.extract_groups(_JOURNALD)
     frame = frame.with_columns(_j=journald)
     has_j = pl.col("_j").struct.field("rest").is_not_null()

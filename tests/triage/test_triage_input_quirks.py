@@ -93,6 +93,11 @@ TRANSFORMS: dict[str, Transform] = {
     "journald": lambda ls: _text([f"Sep 21 18:05:01 gpu-node-07 vllm[361682]: {ln}" for ln in ls]),
     "journald-russian-month": lambda ls: _text([f"сен 21 18:05:01 gpu-node-07 bash[361682]: {ln}" for ln in ls]),
     "journald-german-month": lambda ls: _text([f"Okt 02 18:05:01 dgx-a100-3 vllm-serve.sh[2011]: {ln}" for ln in ls]),
+    # journalctl -o short-precise / -o short-iso
+    "journald-short-precise": lambda ls: _text(
+        [f"Sep 21 18:05:{i % 60:02d}.{i * 1013 % 10**6:06d} gpu-node-07 vllm[361682]: {ln}" for i, ln in enumerate(ls)]
+    ),
+    "journald-short-iso": lambda ls: _text([f"2025-09-21T18:05:01+0200 gpu-node-07 vllm[361682]: {ln}" for ln in ls]),
     "ansi-colour": lambda ls: _text([_ansi(ln) for ln in ls]),
     "terminal-ui-box": lambda ls: _text(
         ["╭─ vllm ─ logs " + "─" * 186 + "╮"] + [f"│ {ln:<198} │" for ln in ls] + ["╰" + "─" * 200 + "╯"]
