@@ -151,15 +151,29 @@ def _from_bytes(name: str, data: bytes) -> list[Source]:
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError("corrupt-archive", f"{name}: gzip data is corrupt ({exc})") from exc
     if data[:4] == ZIP_MAGIC:
-        return _zip_members(name, zipfile.ZipFile(io.BytesIO(data)))
+        try:
+            archive = zipfile.ZipFile(io.BytesIO(data))
+            bad = archive.testzip()
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
+            raise InputError("corrupt-archive", f"{name} is not a readable zip archive ({exc})") from exc
+        if bad is not None:
+            raise InputError("corrupt-archive", f"{name}: member {bad} is corrupt")
+        return _zip_members(name, archive)
     try:
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            members = [m for m in tar.getmembers() if m.isfile()]
-            if members:
-                return _tar_members_in_memory(name, data)
+        tar = tarfile.open(fileobj=io.BytesIO(data))  # noqa: SIM115 - closed by the `with tar` below
     except (tarfile.TarError, OSError, EOFError):
-        pass
-    return [Source(name=name, opener=_bytes_opener(data), size=len(data))]
+        # No valid first tar header: the bytes are the log itself.
+        return [Source(name=name, opener=_bytes_opener(data), size=len(data))]
+    # A valid header followed by missing data is a truncated archive (a `tar cf - … | head`),
+    # not a log: its bytes would be analysed as text with tar headers and a cut member in it.
+    try:
+        with tar:
+            has_files = any(m.isfile() for m in tar.getmembers())
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise InputError("corrupt-archive", f"{name}: tar data is truncated or corrupt ({exc})") from exc
+    if not has_files:
+        raise InputError("empty-bundle", f"{name} holds no files")
+    return _tar_members_in_memory(name, data)
 
 
 def _from_folder(root: Path) -> list[Source]:

@@ -54,6 +54,21 @@ def _tgz(tmp_path: Path) -> bytes:
     return buffer.getvalue()
 
 
+def _tar() -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(SAMPLES / "kv-cache-too-small", arcname="kv-cache-too-small")
+    return buffer.getvalue()
+
+
+def _zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted((SAMPLES / "request-illegal-access").iterdir()):
+            zf.write(path, f"request-illegal-access/{path.name}")
+    return buffer.getvalue()
+
+
 def _zip_with_bad_crc() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as zf:
@@ -82,6 +97,8 @@ BAD_FILES: dict[str, tuple[str, Callable[[Path], bytes], str]] = {
     "nvidia-smi output": ("nvidia-smi.txt", lambda _: NVIDIA_SMI.read_bytes(), "not-a-log"),
     "a .tar.gz that is not gzip": ("bundle.tar.gz", lambda _: b"this was supposed to be an archive\n", "corrupt-archive"),
     "a truncated .tgz": ("bundle.tgz", lambda p: _tgz(p)[:1500], "corrupt-archive"),
+    "a truncated .tar": ("bundle.tar", lambda _: _tar()[:9000], "corrupt-archive"),
+    "a truncated .zip": ("bundle.zip", lambda _: _zip()[:3000], "corrupt-archive"),
     "a truncated small .gz log": (
         "vllm.log.gz", lambda _: gzip.compress((LOGS / "v1-0.9.2-tp4-worker-nccl.log").read_bytes())[:900], "corrupt-archive"
     ),
@@ -140,9 +157,28 @@ def test_a_manifest_that_does_not_parse(tmp_path: Path, run_cli: RunCli) -> None
     _assert_one_clean_line(run_cli("triage", str(bundle)), "bad-manifest")
 
 
-@pytest.mark.parametrize(("stdin", "problem"), [(b"", "empty-input"), (_random_bytes(5000, 9), "binary-input")])
+@pytest.mark.parametrize(
+    ("stdin", "problem"),
+    [
+        (b"", "empty-input"),
+        (_random_bytes(5000, 9), "binary-input"),
+        # `tar cf - bundle | head -c 9000 | vllm-triage triage -`: must not be read as a log
+        (_tar()[:9000], "corrupt-archive"),
+        (gzip.compress(_tar())[:2000], "corrupt-archive"),
+        (_zip()[:3000], "corrupt-archive"),
+        (_zip_with_bad_crc(), "corrupt-archive"),
+    ],
+    ids=["empty", "binary", "truncated-tar", "truncated-tar-gz", "truncated-zip", "zip-bad-crc"],
+)
 def test_bad_stdin(stdin: bytes, problem: str, run_cli: RunCli) -> None:
     _assert_one_clean_line(run_cli("triage", "-", input=stdin), problem)
+
+
+@pytest.mark.parametrize("make", [_tar, _zip], ids=["tar", "zip"])
+def test_a_whole_archive_on_stdin_is_a_bundle(make: Callable[[], bytes], run_cli: RunCli) -> None:
+    result = run_cli("triage", "-", "--format", "json", input=make())
+    assert result.exit_code == 0, result.stderr
+    assert "<stdin>!" in result.stdout
 
 
 def test_usage_errors_exit_2_without_traceback(run_cli: RunCli) -> None:
