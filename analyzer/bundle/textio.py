@@ -4,6 +4,7 @@ multi-GB log in memory, and without ever cutting a construct the rules need whol
 from __future__ import annotations
 
 import gzip
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -13,18 +14,26 @@ from analyzer.ingest.sources import GZIP_MAGIC
 
 # An unterminated private key this close to the end of a block is carried into the next block.
 _KEY_TAIL_CHARS = 64 * 1024
+# The first line of the only two-line construct the rules read (`- name: HF_TOKEN` then `value: …`,
+# in YAML or kubectl's JSON): a block never ends on it.
+_PAIR_START = re.compile(r"""[ \t]*(?:-[ \t]+)?["']?name["']?[ \t]*:""")
 # A single line longer than this is processed on its own rather than carried forever.
 _MAX_CARRY_CHARS = 64 * 1024 * 1024
 
 
 def _safe_cut(text: str) -> int:
-    """Where to end this block: before its last line (the first line of a two-line name/value pair
-    may be the block's last) and before an unterminated private key block."""
-    body = text[:-1] if text.endswith("\n") else text
-    cut = body.rfind("\n") + 1
-    begin = text.rfind("-----BEGIN", max(0, len(text) - _KEY_TAIL_CHARS))
-    if begin >= 0 and "-----END" not in text[begin:]:
-        cut = min(cut, text.rfind("\n", 0, begin) + 1)
+    """Where to end this block: at a line end, never right after the first line of a two-line
+    name/value pair, and never inside a private key block."""
+    cut = text.rfind("\n") + 1
+    if cut > 0:
+        # One step back is enough: the line before a `name:` line cannot be the start of its pair.
+        previous = text.rfind("\n", 0, cut - 1) + 1
+        if _PAIR_START.match(text, previous, cut):
+            cut = previous
+    # The key must be whole in the block as cut, END line included.
+    begin = text.rfind("-----BEGIN", max(0, cut - _KEY_TAIL_CHARS), cut)
+    if begin >= 0 and "-----END" not in text[begin:cut]:
+        cut = text.rfind("\n", 0, begin) + 1
     if cut == 0 and len(text) > _MAX_CARRY_CHARS:
         return len(text)
     return cut
