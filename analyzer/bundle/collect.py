@@ -186,6 +186,8 @@ class Collector:
             out_path.replace(moved)
             self.add_file(moved.relative_to(self.root).as_posix(), "unknown")
             return
+        if step.status == "timeout":
+            step.reason += "; partial output kept"  # a log cut by the timeout still holds its start
         step.output = output
         self.add_file(output, role)
 

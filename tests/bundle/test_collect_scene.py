@@ -54,7 +54,8 @@ def _nvidia_smi(bin_dir: Path, data: Path) -> None:
 case "$1" in
   -L) {CAT} {data}/nvidia-smi-L.txt ;;
   topo) echo "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system." ; echo "topo: unsupported" >&2; exit 12 ;;
-  -q) echo $$ > {data}/hung.pid; {SLEEP} 30 & echo $! > {data}/hung-child.pid; wait ;;
+  -q) echo "==============NVSMI LOG=============="; echo $$ > {data}/hung.pid
+      {SLEEP} 30 & echo $! > {data}/hung-child.pid; wait ;;
   *) {CAT} {data}/nvidia-smi.txt ;;
 esac
 """)
@@ -159,6 +160,8 @@ def test_container_scene_records_ok_failed_timeout_and_fallback(scene, tmp_path:
     assert topo["command"] == "nvidia-smi topo -m" and "output" in topo  # nvidia-smi's own error text is evidence
     hung = steps["host.nvidia-smi-q"]
     assert "exit_code" not in hung and "no result within 1 s" in hung["reason"] and hung["seconds"] < 5
+    assert hung["reason"].endswith("partial output kept") and hung["output"] == "host/nvidia-smi-q.txt"
+    assert (out / "host/nvidia-smi-q.txt").read_text().startswith("==============NVSMI LOG")
     # The hung tool and the child it started were both stopped.
     assert not _alive(int((data / "hung.pid").read_text())) and not _alive(int((data / "hung-child.pid").read_text()))
     env_step = steps["container.collect-env"]
