@@ -123,7 +123,9 @@ class Redactor:
             pieces.append(text[position : find.start])
             pieces.append(placeholder)
             position = find.end
-            self._record(Redaction(find.category, self._kind_of[placeholder], find.rule, file, line, placeholder))
+            # A value already named by the other category keeps its first placeholder, and its category.
+            category = "secret" if placeholder.startswith("<redacted:") else "mask"
+            self._record(Redaction(category, self._kind_of[placeholder], find.rule, file, line, placeholder))
         pieces.append(text[position:])
         return "".join(pieces)
 
