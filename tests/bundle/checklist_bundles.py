@@ -34,7 +34,7 @@ class Bundle:
     prefix_caching: bool = False
     load_format: str = "auto"
     gpu_memory_utilization: float | None = 0.85
-    failure: str | None = None  # None | oom | nccl | weights | illegal | consequence_only
+    failure: str | None = None  # None | oom | nccl | weights | hang | illegal | consequence_only
     timestamps: bool = True  # vLLM's own timestamps on every log line
     from_start: bool = True  # False: only the last lines of the log were kept
     log_elision: bool = False  # a "[... lines omitted ...]" line before the failure
@@ -125,6 +125,8 @@ def vllm_log(b: Bundle) -> str:
         _line(wrk, "INFO", "gpu_model_runner.py:2338", f"Starting to load model {b.model}...", 6),
         _line(wrk, "INFO", "cuda.py:362", "Using Flash Attention backend on V1 engine.", 6),
     ]
+    if b.failure == "hang":  # the log stops while the weights load: no error line at all
+        return _join(head, body, b)
     if b.failure == "weights":
         body += _traceback(wrk, t, [("vllm/model_executor/model_loader/default_loader.py", 268, "load_weights", "loaded = model.load_weights(self.get_all_weights(model_config, model))"),
                                     ("vllm/model_executor/model_loader/weight_utils.py", 480, "safetensors_weights_iterator", "with safe_open(st_file, framework=\"pt\") as f:")],

@@ -1,0 +1,195 @@
+"""`vllm-triage report --format md|json`: the Markdown follows vLLM's bug-report form
+(.github/ISSUE_TEMPLATE/400-bug-report.yml) and pastes cleanly into a GitHub issue; the JSON is the
+same data; secrets are redacted by default and the leak scan refuses a report that still holds one."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from checklist_bundles import HF_TOKEN, Bundle, write_bundle
+from click.testing import CliRunner
+
+from analyzer.cli import cli
+
+# The form's sections, in order, as GitHub renders a submitted form (### heading per field).
+FORM_SECTIONS = ["### Your current environment", "### 🐛 Describe the bug", "### Before submitting a new issue..."]
+COLLECT_ENV_DETAILS = "<details>\n<summary>The output of <code>python collect_env.py</code></summary>"
+API_KEY = "sk-local-5f2e9a7c1b3d77aa"
+PASSWORD = "correct-horse-battery-9"
+
+SECRET_ENV = {"NCCL_DEBUG": "WARN", "HF_TOKEN": HF_TOKEN, "MY_DB_PASSWORD": PASSWORD}
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("report")
+    base = Bundle(label="t1 base", collect_env_version="0.10.2", env=SECRET_ENV,
+                  command_args={"api_key": API_KEY}, extra_files={})
+    return {
+        "one": write_bundle(root, base.but(failure="illegal", rollback="t0"), "one"),
+        "t1": write_bundle(root, base, "t1"),
+        "t2": write_bundle(root, base.but(label="t2 prefix caching", started="2026-04-02T09:00:00Z",
+                                          prefix_caching=True, failure="illegal"), "t2"),
+        "ticks": write_bundle(root, base.but(command="vllm_serve", extra_files={"notes.md": "x"},
+                                             command_args={"chat_template": "```{{ messages }}```"}), "ticks"),
+    }
+
+
+def sections(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("### ")]
+
+
+def outside_code(text: str) -> str:
+    """The Markdown with fenced blocks and inline code spans removed: what GitHub parses as prose/HTML."""
+    out, fence = [], None
+    for line in text.splitlines():
+        match = re.match(r"^(`{3,})", line)
+        if fence is None and match:
+            fence = match.group(1)
+            continue
+        if fence is not None:
+            if line.startswith(fence) and line.strip("`") == "":
+                fence = None
+            continue
+        out.append(re.sub(r"(`+).+?\1", "", line))
+    assert fence is None, "a code fence is left open"
+    return "\n".join(out)
+
+
+def test_sections_of_the_bug_form(bundles: dict[str, Path]) -> None:
+    result = run("report", str(bundles["one"]))
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert sections(text) == FORM_SECTIONS
+    assert COLLECT_ENV_DETAILS in text
+    assert text.startswith("<!-- Suggested title: [Bug]: ")
+    assert "- [ ] Make sure you already searched for relevant issues" in text
+
+
+def test_environment_is_collect_env_as_pasted(bundles: dict[str, Path]) -> None:
+    text = run("report", str(bundles["one"])).output
+    environment = text.split("### Your current environment", 1)[1].split("### 🐛 Describe the bug", 1)[0]
+    assert "```text\nCollecting environment information..." in environment
+    assert "vLLM Version: 0.10.2" in environment
+    assert "Your output of `python collect_env.py` here" not in text  # never the template's placeholder
+    assert "| vLLM | `0.10.2` | `vllm.log:2` |" in environment  # the fingerprint, with where it was read
+
+
+def test_bug_section_holds_command_request_and_full_error_block(bundles: dict[str, Path]) -> None:
+    text = run("report", str(bundles["one"])).output
+    bug = text.split("### 🐛 Describe the bug", 1)[1]
+    assert "**Minimal launch command** (`command.sh`, as kept in the bundle):\n\n```sh\ndocker run -d --name vllm-qwen" in bug
+    assert "**Request** (`request.sh`):\n\n```sh\ncurl -sS -m 120" in bug
+    block = bug.split("**First error**", 1)[1]
+    assert "vllm.log:" in block.splitlines()[0] and "with the full traceback" in block.splitlines()[0]
+    for expected in ("WorkerProc hit an exception.", "Traceback (most recent call last):",
+                     "RuntimeError: CUDA error: an illegal memory access was encountered"):
+        assert expected in block
+    assert "Later errors are consequences of this one" in bug
+    assert "EngineDeadError" in bug.split("Later errors are consequences", 1)[1]
+    assert "**What was tried:** one run only" in bug
+
+
+def test_what_was_tried_for_two_runs(bundles: dict[str, Path]) -> None:
+    text = run("report", str(bundles["t1"]), str(bundles["t2"])).output
+    assert sections(text) == FORM_SECTIONS
+    tried = text.split("**What was tried, one variable at a time:**", 1)[1]
+    rows = [line for line in tried.splitlines() if line.startswith("| T")]
+    assert rows[0].startswith("| T1 | t1 base | (first) | passed |")
+    assert "enable_prefix_caching" in rows[1] and "request — illegal_memory_access" in rows[1]
+    assert "more than one variable" not in rows[1]
+    # The report is about the run that failed.
+    assert "<!-- Suggested title: [Bug]: RuntimeError: CUDA error: an illegal memory access" in text
+
+
+def test_pastes_cleanly(bundles: dict[str, Path]) -> None:
+    for name in ("one", "ticks"):
+        text = run("report", str(bundles[name])).output
+        prose = outside_code(text)
+        # A placeholder outside code would be taken for an HTML tag by GitHub and vanish.
+        assert "<redacted" not in prose
+        allowed = {"details", "/details", "summary", "/summary", "code", "/code", "sub", "/sub", "br"}
+        tags = set(re.findall(r"<(/?[a-z]+)[ >]", prose))
+        assert tags <= allowed, tags - allowed
+        assert "\x1b[" not in text
+
+
+def test_backticks_in_an_artefact_do_not_close_the_fence(bundles: dict[str, Path]) -> None:
+    text = run("report", str(bundles["ticks"])).output
+    assert "````sh\n#!/usr/bin/env bash" in text  # a longer fence around a command holding ```
+    outside_code(text)  # every fence closes
+
+
+def test_secrets_are_redacted_by_default(bundles: dict[str, Path]) -> None:
+    for fmt in ("md", "json", "html"):
+        text = run("report", "--format", fmt, str(bundles["one"])).output
+        for secret in (HF_TOKEN, API_KEY, PASSWORD):
+            assert secret not in text, (fmt, secret)
+    text = run("report", str(bundles["one"])).output
+    assert "HF_TOKEN=<redacted:hf-token:1>" in text
+    assert "--api-key <redacted:openai-key:1>" in text
+    # The same secret has the same placeholder in the command and in the environment listing.
+    assert text.count("<redacted:hf-token:1>") >= 2
+
+
+def test_no_redact_keeps_secrets_and_warns(bundles: dict[str, Path]) -> None:
+    result = CliRunner().invoke(cli, ["report", "--no-redact", str(bundles["one"])])
+    assert result.exit_code == 0
+    assert HF_TOKEN in result.stdout
+    assert "NOT redacted" in result.stderr
+
+
+def test_leak_scan_refuses_a_report_left_unredacted(bundles: dict[str, Path], tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A redaction that misses a secret on purpose: the leak scan fails the report, nothing is written."""
+    from analyzer.bundle import report_redact
+
+    monkeypatch.setattr(report_redact, "_walk", lambda value, redactor, path: value)
+    target = tmp_path / "report.md"
+    result = CliRunner().invoke(cli, ["report", "-o", str(target), str(bundles["one"])])
+    assert result.exit_code == 1
+    assert "leak-scan-failed" in result.stderr and result.stderr.count("\n") == 1
+    assert HF_TOKEN not in result.stderr
+    assert not target.exists()
+
+
+def test_json_is_the_report_data(bundles: dict[str, Path]) -> None:
+    data = json.loads(run("report", "--format", "json", str(bundles["t1"]), str(bundles["t2"])).output)
+    assert data["schema"] == "vllm-triage.report/1"
+    assert [r["label"] for r in data["runs"]] == ["t1 base", "t2 prefix caching"]
+    assert data["primary"] == 1
+    assert data["runs"][1]["first_error"]["category"] == "illegal_memory_access"
+    assert data["runs"][0]["milestones"][-1]["marker"] == "ready"
+    assert data["tried"]["rows"][1]["changed"]
+    assert data["redaction"]["enabled"] is True
+    kinds = {k["kind"] for k in data["redaction"]["by_kind"]}
+    assert {"hf-token", "openai-key", "password"} <= kinds
+    assert all("value" not in p for p in data["redaction"]["pseudonyms"])
+    assert data["checklist"]["summary"]["pass"] > 0
+
+
+def test_output_file_and_inputs_untouched(bundles: dict[str, Path], tmp_path: Path) -> None:
+    before = sorted(p.name for p in bundles["one"].iterdir())
+    target = tmp_path / "issue.md"
+    result = CliRunner().invoke(cli, ["report", "-o", str(target), str(bundles["one"])])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert target.read_text().startswith("<!-- Suggested title")
+    assert sorted(p.name for p in bundles["one"].iterdir()) == before
+
+
+def test_refuses_to_write_into_the_bundle(bundles: dict[str, Path]) -> None:
+    result = CliRunner().invoke(cli, ["report", "-o", str(bundles["one"] / "report.md"), str(bundles["one"])])
+    assert result.exit_code == 2 and "out-inside-input" in result.stderr
+    assert not (bundles["one"] / "report.md").exists()
+
+
+def test_missing_bundle_is_one_line() -> None:
+    result = CliRunner().invoke(cli, ["report", "/nonexistent/bundle"])
+    assert result.exit_code == 4 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
