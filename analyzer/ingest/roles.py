@@ -42,6 +42,9 @@ _LOG_LINE = re.compile(
 )
 # `{"key"…` or `[{…` / `["…` / `[1…`: a JSON document; `[rank0]:` or `[2025-…]` lines are not.
 _JSON_DOCUMENT = re.compile(r'^(?:\{\s*"|\[\s*(?:[{\["\]]|-?\d+\s*[,\]]))')
+# No artefact of another kind (collect_env, nvidia-smi, inspect, env, command, request) in the
+# fixtures or the fp-dev corpus has even two log-looking lines.
+STRONG_LOG_SCORE = 10
 _JSON_LOG_LINE = re.compile(r'^\s*\{.*"(?:log|message|msg)"\s*:\s*"', re.M)
 
 # (module, role) in the order they are asked; the first that claims the text wins.
@@ -78,6 +81,10 @@ def sniff_text(text: str, name: str = "") -> str:
     if _JSON_LOG_LINE.search(stripped[:4096]) and stripped.startswith("{") and "\n{" in stripped[:65536]:
         return "vllm_log"  # JSON-lines log (docker json-file driver, structured logging)
     score = log_score(text)
+    if score >= STRONG_LOG_SCORE:
+        # A GitHub issue paste is collect_env output (or nvidia-smi, the command, the env) followed
+        # by the log: with this many log lines in the head, the log is what the file is for.
+        return "vllm_log"
     for module_name, role in _PARSER_SNIFFERS:
         if role == "launch_command" and score >= 3:
             continue  # a log quotes its own command line; the log is what it is

@@ -371,3 +371,24 @@ def test_wrapped_terminal_ui_box(tmp_path: Path, triage_json: TriageJson) -> Non
     result = triage_json(given)
     assert result["phase"] == "cuda_init"
     assert "NCCL error: unhandled system error" in result["first_error"]["message"]
+
+
+def test_github_issue_paste_with_collect_env_before_the_log(tmp_path: Path, triage_json: TriageJson) -> None:
+    """vLLM's bug template: collect_env output in a <details> block, then the log in a fence.
+    The file is a log for triage even though it starts like collect_env output."""
+    collect_env = (Path(__file__).resolve().parents[2] / "samples" / "healthy-v0" / "collect_env.txt").read_text()
+    log = (LOGS / "v1-0.9.2-tp4-worker-nccl.log").read_text()
+    body = (
+        "### Your current environment\n\n<details>\n<summary>The output of <code>python collect_env.py</code>"
+        f"</summary>\n\n```text\n{collect_env}```\n\n</details>\n\n### 🐛 Describe the bug\n\n"
+        "Four A100s, `vllm serve mistralai/Mistral-Small-24B-Instruct-2501 -tp 4` dies right after NCCL init:\n\n"
+        f"```\n{log}```\n"
+    )
+    given = tmp_path / "issue.md"
+    given.write_text(body)
+    result = triage_json(given)
+    assert result["inputs"][0]["role"] == "vllm_log"
+    assert result["phase"] == "cuda_init"
+    fe = result["first_error"]
+    assert fe["rule"] == "cuda.nccl_error"
+    assert fe["text"] == body.splitlines()[fe["line"] - 1] == log.splitlines()[57]
