@@ -42,14 +42,17 @@ _PROGRAM_WORD = re.compile(
 _VLLM_LOG = re.compile(
     r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+\.py:\d+\]"
 )
-_SECRET_NAME = re.compile(r"SECRET|TOKEN|KEY|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|AUTH", re.IGNORECASE)
+# Whole words of the name: HF_TOKEN and AWS_SECRET_ACCESS_KEY are secrets, MAX_TOKENS and
+# TOKENIZERS_PARALLELISM are not.
+_SECRET_WORDS = {"SECRET", "TOKEN", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "PRIVATE", "AUTH", "APIKEY", "PAT"}
+_NAME_WORDS = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 # Variables every login shell / container has: their presence marks `env` output, not a file.
 _SHELL_VARS = ("PATH", "HOME", "HOSTNAME", "SHLVL", "PWD", "TERM", "_")
 
 
 def is_secret_name(name: str) -> bool:
     """True when the variable name says it holds a credential (its value must never be echoed)."""
-    return bool(_SECRET_NAME.search(name))
+    return any(word.upper() in _SECRET_WORDS for word in _NAME_WORDS.findall(name))
 
 
 def looks_like(text: str) -> bool:
