@@ -146,9 +146,11 @@ def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
 @rules_option
 def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """Validate every rule file: fields, patterns (both regex engines, hostile input), examples."""
+    from analyzer.data_check import check_data
     from analyzer.engine.check import check
 
     problems, n_files, n_rules = _run(lambda: check(list(rule_dirs)))
+    problems = problems + _run(lambda: check_data(list(rule_dirs)))
     if fmt == "json":
         _emit_json(
             {"files": n_files, "rules": n_rules,
