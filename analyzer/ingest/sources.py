@@ -200,21 +200,46 @@ def _from_tar(given: str, path: Path) -> list[Source]:
     except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
         raise InputError("corrupt-archive", f"{given} is not a readable archive ({exc})") from exc
 
-    def member_opener(member_name: str) -> Callable[[], BinaryIO]:
-        def opener() -> BinaryIO:
-            with tarfile.open(str(path)) as tar:
-                extracted = tar.extractfile(member_name)
-                if extracted is None:  # pragma: no cover - filtered above
-                    raise InputError("corrupt-archive", f"{given}: cannot read {member_name}")
-                # Members are read whole: a compressed tar stream cannot be seeked into lazily.
-                data = extracted.read()
-            return _maybe_gunzip(io.BytesIO(data))
+    cache = _TarCache(given, path)
 
-        return opener
+    def member_opener(member_name: str) -> Callable[[], BinaryIO]:
+        return lambda: _maybe_gunzip(io.BytesIO(cache.read(member_name)))
 
     return [
         Source(name=f"{given}!{m.name}", opener=member_opener(m.name), size=m.size, bundle=given) for m in members
     ]
+
+
+class _TarCache:
+    """Members of a tar read in one pass: a compressed tar cannot seek, so opening each member
+    separately would decompress the archive again for every member and every read. Small
+    members (artefacts) stay in memory; a large one (a big log) is re-read when asked for."""
+
+    KEEP_BYTES = 32 * 1024 * 1024
+
+    def __init__(self, given: str, path: Path) -> None:
+        self.given, self.path = given, path
+        self.small: dict[str, bytes] | None = None
+
+    def _load(self) -> dict[str, bytes]:
+        small: dict[str, bytes] = {}
+        with tarfile.open(str(self.path)) as tar:
+            for member in tar:
+                if member.isfile() and member.size <= self.KEEP_BYTES:
+                    extracted = tar.extractfile(member)
+                    small[member.name] = extracted.read() if extracted else b""
+        return small
+
+    def read(self, member_name: str) -> bytes:
+        if self.small is None:
+            self.small = self._load()
+        if member_name in self.small:
+            return self.small[member_name]
+        with tarfile.open(str(self.path)) as tar:
+            extracted = tar.extractfile(member_name)
+            if extracted is None:  # pragma: no cover - filtered when listing
+                raise InputError("corrupt-archive", f"{self.given}: cannot read {member_name}")
+            return extracted.read()
 
 
 def _tar_members_in_memory(name: str, data: bytes) -> list[Source]:
