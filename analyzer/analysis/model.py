@@ -27,9 +27,10 @@ class Row:
     tb: bool
 
     @property
-    def stream(self) -> tuple[str | None, int | None]:
-        """Lines of one process belong together: its name and pid."""
-        return (self.process, self.pid)
+    def stream(self) -> tuple[str | None, int | None, int | None]:
+        """Lines of one process belong together: its name and pid, and the torch rank of lines
+        that carry only `[rankN]:` (c10d logging and per-rank tracebacks have no vLLM prefix)."""
+        return (self.process, self.pid, self.rank)
 
     @property
     def timestamp(self) -> str | None:

@@ -75,9 +75,11 @@ CASES: dict[str, Case] = {
     # NCCL watchdog: the first watchdog line is the marker; the shm-broadcast warnings before it
     # and torch's "taking the entire process down" after it are symptoms.
     "v1-0.10.0-tp4-nccl-watchdog.log": Case(
-        "request", 12, "nccl.watchdog_timeout", "nccl_timeout",
+        "request", 12, "nccl.watchdog_timeout", "nccl_timeout", block=(12, 12),
         consequences=frozenset({"hang.shm_broadcast", "nccl.watchdog_cascade", "engine.worker_died",
                                 "engine.executor_failed", "engine.dead", "engine.http_500"}),
+        # rank 0's own watchdog line (13) is another rank reporting, not part of rank 2's block
+        findings=frozenset({"root-cause.nccl_timeout", "same-error-other-processes"}),
     ),
     # Only consequences were pasted: say so, and say what to collect.
     "only-consequences-paste.txt": Case(
