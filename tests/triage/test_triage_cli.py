@@ -206,8 +206,10 @@ def test_rules_check_names_the_file_and_the_rule_of_every_problem(tmp_path: Path
         assert problem in reported[0]
         if rule_id:
             assert f": {rule_id}: " in reported[0] or f"rule {rule_id}: " in reported[0]
-    # The built-in rules are still fine: only the broken files are reported.
-    assert f"{len(BROKEN_RULE_FILES)} problem(s)" in result.stderr
+    # The built-in rules are still fine: every problem reported is about one of the broken files
+    # (other rule families may report a file that does not parse for them too).
+    for line in result.stdout.splitlines():
+        assert str(tmp_path) in line, line
 
 
 def test_a_broken_rules_directory_stops_triage_with_one_line(tmp_path: Path, run_cli: RunCli) -> None:
