@@ -68,6 +68,7 @@ _ISO = (
     r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?(?:[\w.]+\s+-\s+)?"
     r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(?:-\s+)?(?:(?P<src>[\w./-]+:\d+)\s+(?:--\s+)?)?(?P<msg>.*)$"
 )
+_ENVELOPE_TIME_PATHS = ("$.time", "$.timestamp", "$['@timestamp']", "$.ts")
 _RAY_REPEAT = r"\s*\[repeated \d+x across cluster\]\s*$"
 
 SCHEMA = {
@@ -110,8 +111,10 @@ def parse_lines(raw: pl.Series, file: str, first_line: int | pl.Series, json_lin
             text.str.json_path_match("$.msg"),
         )
         text = pl.when(is_json & body.is_not_null()).then(body.str.strip_chars_end("\r\n")).otherwise(text)
+        # docker json-file: time; Vector / Fluent Bit / Loki exports: timestamp, @timestamp, ts.
+        raw = pl.col("raw")
         envelope_ts = pl.when(is_json).then(
-            pl.coalesce(text.str.json_path_match("$.time"), pl.col("raw").str.json_path_match("$.time"))
+            pl.coalesce(*(raw.str.json_path_match(path) for path in _ENVELOPE_TIME_PATHS))
         )
     frame = frame.with_columns(_t=text, _envelope_ts=envelope_ts)
     t = pl.col("_t")

@@ -43,7 +43,10 @@ def _is_json_lines(head_text: str) -> bool:
     lines = [ln for ln in head_text.splitlines()[:20] if ln.strip()]
     if not lines:
         return False
-    jsonish = sum(1 for ln in lines if ln.lstrip().startswith("{") and ('"log"' in ln or '"message"' in ln))
+    # The keys logframe.parse_lines unwraps: docker's "log", structured loggers' "message"/"msg".
+    jsonish = sum(
+        1 for ln in lines if ln.lstrip().startswith("{") and ('"log"' in ln or '"message"' in ln or '"msg"' in ln)
+    )
     return jsonish >= max(1, len(lines) // 2)
 
 

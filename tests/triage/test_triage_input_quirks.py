@@ -108,6 +108,14 @@ TRANSFORMS: dict[str, Transform] = {
     "json-lines-message": lambda ls: _text(
         [json.dumps({"timestamp": docker_ts(i), "severity": "INFO", "message": ln}) for i, ln in enumerate(ls)]
     ),
+    # A log shipper's export (Vector / Fluent Bit to Loki): `msg`, `ts`, Kubernetes metadata.
+    "json-lines-msg-shipper": lambda ls: _text(
+        [
+            json.dumps({"ts": docker_ts(i), "level": "info", "msg": ln,
+                        "kubernetes": {"pod_name": "vllm-0", "namespace_name": "inference"}})
+            for i, ln in enumerate(ls)
+        ]
+    ),
     # Windows PowerShell 5: `docker logs vllm > vllm.log` writes UTF-16 LE with a BOM and CRLF.
     "powershell-utf16": lambda ls: ("\r\n".join(ls) + "\r\n").encode("utf-16"),
     "utf8-bom": lambda ls: codecs.BOM_UTF8 + _text(ls, "\r\n"),
@@ -159,7 +167,10 @@ def test_the_verdict_survives_the_transport(base: str, transform: str, tmp_path:
     assert tuple(m["marker"] for m in result["milestones"]) == expected.milestones
     assert fe["text"] == _decoded_lines(data)[fe["line"] - 1]
     assert "\x1b" not in fe["message"]
-    if transform in ("docker-logs-t", "kubectl-prefix-timestamps", "cri-file", "json-lines-docker", "compose-colour-t"):
+    if transform in (
+        "docker-logs-t", "kubectl-prefix-timestamps", "cri-file", "json-lines-docker", "compose-colour-t",
+        "json-lines-message", "json-lines-msg-shipper",
+    ):
         assert fe["timestamp"] == docker_ts(expected.line - 1)
 
 
