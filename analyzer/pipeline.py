@@ -52,8 +52,13 @@ def _log_sources(sources: list[Source]) -> list[Source]:
 
 
 def triage(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> TriageResult:
+    return triage_sources(gather(paths, stdin), rule_dirs)
+
+
+def triage_sources(sources: list[Source], rule_dirs: list[str] | None = None) -> TriageResult:
+    """Triage already-gathered sources; the result carries the bundle's fingerprint too, so
+    callers that need both (diff, fleet) read every file once."""
     compiled = load_rules(rule_dirs)
-    sources = gather(paths, stdin)
     logs = _log_sources(sources)
     analyses = [analyse_log(scan(source, compiled), compiled) for source in logs]
     inputs = [{"path": s.name, "role": s.role or "unknown", "lines": None} for s in sources]
@@ -62,7 +67,8 @@ def triage(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO
             if analysis.file == entry["path"]:
                 entry["lines"] = analysis.lines
     result = TriageResult(inputs=inputs, analyses=analyses, chosen=choose(analyses))
-    findings, vllm_version = _environment_findings(sources, rule_dirs)
+    found, findings, vllm_version = _environment_findings(sources, rule_dirs)
+    result.fingerprint = found
     result.findings.extend(findings)
     result.vllm_version = vllm_version
     result.known_issue = _known_issue(result, vllm_version, rule_dirs)
@@ -96,21 +102,23 @@ def fingerprint(paths: list[str], rule_dirs: list[str] | None = None, stdin: Bin
 _NOT_FOR_TRIAGE = {"gpu-scope-unstated"}
 
 
-def _environment_findings(sources: list[Source], rule_dirs: list[str] | None) -> tuple[list[Finding], str | None]:
+def _environment_findings(
+    sources: list[Source], rule_dirs: list[str] | None
+) -> tuple[Fingerprint | None, list[Finding], str | None]:
     """The compatibility and hygiene findings of the bundle being triaged, and the vLLM version
     that ran. An extra: whatever goes wrong here must never cost the user the triage itself."""
     try:
         found = fingerprint_sources(sources, rule_dirs)
     except TriageError:
-        return [], None  # nothing in the input to fingerprint: no findings to add
+        return None, [], None  # nothing in the input to fingerprint: no findings to add
     except Exception as exc:
         failed = Finding("fingerprint-failed", "info", f"the environment checks could not run ({type(exc).__name__}: {exc})",
                          [], "Run `vllm-triage fingerprint` on the same input for details.")
-        return [failed], None
+        return None, [failed], None
     version = found.facts.get("vllm.version")
     findings = [
         Finding(f.id, f.severity, f.message, [e.to_json() for e in f.evidence], f.advice)
         for f in found.findings
         if f.id not in _NOT_FOR_TRIAGE
     ]
-    return findings, str(version.value) if version is not None and version.value else None
+    return found, findings, str(version.value) if version is not None and version.value else None

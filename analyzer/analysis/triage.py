@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -41,6 +42,7 @@ class TriageResult:
     findings: list[Finding] = field(default_factory=list)
     vllm_version: str | None = None  # what ran, from the log banner / collect_env
     known_issue: dict | None = None  # best match in the known-issue catalogue
+    fingerprint: Any = None  # the bundle's Fingerprint, when its artefacts could be read
 
     @property
     def phase(self) -> str:

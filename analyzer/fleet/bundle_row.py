@@ -94,8 +94,12 @@ def _analyse(ref: BundleRef, run: dict[str, Any], rule_dirs: list[str]) -> Bundl
     from analyzer.pipeline import triage
     from analyzer.render.triage_json import triage_to_json
 
-    triaged = triage_to_json(triage([ref.path], rule_dirs))
-    fingerprint, fp_error = _fingerprint(ref.path, rule_dirs)
+    result = triage([ref.path], rule_dirs)
+    triaged = triage_to_json(result)
+    if result.fingerprint is not None:  # read with the triage: the bundle is not gathered twice
+        fingerprint, fp_error = result.fingerprint.to_json(), None
+    else:
+        fingerprint, fp_error = _fingerprint(ref.path, rule_dirs)
     manifest = _manifest_run(ref)
 
     value = _lookup(fingerprint)

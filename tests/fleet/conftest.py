@@ -7,9 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fleet_factory import BundleSpec, make_fleet, write_corrupt_archive
-
-FLEET_SIZE = 54
+from fleet_factory import FLEET_SIZE, BundleSpec, make_fleet, write_corrupt_archive
 
 
 @dataclass

@@ -147,6 +147,10 @@ def write_bundle(spec: BundleSpec) -> Path:
     return spec.path
 
 
+# How many bundles the session's fleet holds (the issue asks for at least 50).
+FLEET_SIZE = 54
+
+
 def make_fleet(root: Path, count: int, archive_every: int = 7) -> list[BundleSpec]:
     specs = [spec_for(i, count, root, archive_every) for i in range(count)]
     for spec in specs:

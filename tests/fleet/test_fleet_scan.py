@@ -8,8 +8,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from conftest import FLEET_SIZE
-from fleet_factory import make_fleet
+from fleet_factory import FLEET_SIZE, make_fleet
 
 from analyzer.fleet import scan as scan_mod
 from analyzer.fleet.bundle_row import bundle_rows

@@ -9,8 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 from click.testing import CliRunner
-from conftest import FLEET_SIZE
-from fleet_factory import LATE, LATE_RUNS, START
+from fleet_factory import FLEET_SIZE, LATE, LATE_RUNS, START
 
 from analyzer.cli import cli
 from analyzer.fleet.summary import parse_since, render, summarise
