@@ -20,7 +20,7 @@ from analyzer.ingest.sources import Source
 def load_run(path: str, rule_dirs: list[str] | None = None, label: str | None = None,
              stdin: BinaryIO | None = None) -> Run:
     """Read one run. InputError when the path is unusable or holds nothing to compare."""
-    from analyzer.pipeline import fingerprint_sources, gather, triage
+    from analyzer.pipeline import fingerprint_sources, gather, triage_sources
     from analyzer.render.triage_json import triage_to_json
 
     data: bytes | None = None
@@ -39,7 +39,7 @@ def load_run(path: str, rule_dirs: list[str] | None = None, label: str | None = 
     except InputError as exc:
         run.notes.append(f"no fingerprint: {exc.message}")
     try:
-        run.triage = triage_to_json(triage([path], rule_dirs, stream()))
+        run.triage = triage_to_json(triage_sources(sources, rule_dirs))
     except InputError as exc:
         if exc.problem_id not in ("no-log-in-bundle", "not-a-log"):
             raise
