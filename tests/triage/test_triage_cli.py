@@ -183,6 +183,16 @@ BROKEN_RULE_FILES = {
         "site.gpu_fell_off_bus",
         "must_not_match example matches",
     ),
+    # a must_match example the pattern does not match (the message says "CUDA error", not "Cuda")
+    "ecc.toml": (
+        "[[rule]]\n"
+        'id = "site.uncorrectable_ecc"\nkind = "error"\nphase = "request"\ncategory = "gpu_hardware"\n'
+        'explain = "An uncorrectable ECC error: the GPU needs a reset or replacement."\n'
+        "pattern = '''Cuda error: uncorrectable ECC error encountered'''\n"
+        'must_match = ["RuntimeError: CUDA error: uncorrectable ECC error encountered"]\n',
+        "site.uncorrectable_ecc",
+        "must_match example does not match",
+    ),
     # an error rule without the text a person reads
     "no-explain.toml": (
         "[[rule]]\n"
