@@ -10,7 +10,7 @@ import polars as pl
 import regex
 
 from analyzer.engine.matcher import compile_rules, unanchor
-from analyzer.engine.rules import Rule, RuleSet, load_file
+from analyzer.engine.rules import Rule, RuleSet, is_engine_file, load_file
 from analyzer.errors import RuleError
 from analyzer.logframe import parse_lines
 from analyzer.resources import rules_dir
@@ -109,13 +109,13 @@ def check(extra_dirs: list[str] | None = None) -> tuple[list[Problem], int, int]
     """(problems, files checked, rules checked)."""
     problems: list[Problem] = []
     rules: dict[str, Rule] = {}
-    files: list[Path] = sorted(rules_dir().rglob("*.toml"))
+    files: list[Path] = [f for f in sorted(rules_dir().rglob("*.toml")) if is_engine_file(f)]
     for extra in extra_dirs or []:
         path = Path(extra)
         if not path.is_dir():
             problems.append(Problem(extra, None, "not a directory"))
             continue
-        files.extend(sorted(path.rglob("*.toml")))
+        files.extend(f for f in sorted(path.rglob("*.toml")) if is_engine_file(f))
     frames, order = [], []
     for path in files:
         try:

@@ -180,6 +180,20 @@ def load_file(path: Path) -> tuple[list[Rule], list[FrameHint], list[str]]:
     return rules, frames, order
 
 
+_ENGINE_KEYS = ("[[rule]]", "frame", "milestone_order")
+
+
+def is_engine_file(path: Path) -> bool:
+    """Whether a TOML file under rules/ holds triage rules. Other data families live beside them
+    (compat tables, recipes, compare data, redaction patterns, the known-issue catalogue) and have
+    their own loaders: a half-written redaction file must not stop every triage."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True  # let load_file report it
+    return any(key in text for key in _ENGINE_KEYS)
+
+
 def load(extra_dirs: list[str] | None = None, include_builtin: bool = True) -> RuleSet:
     """Load the built-in rules plus any --rules directories (later ids override earlier ones)."""
     dirs: list[Path] = [rules_dir()] if include_builtin else []
@@ -194,6 +208,8 @@ def load(extra_dirs: list[str] | None = None, include_builtin: bool = True) -> R
     files: list[str] = []
     for directory in dirs:
         for path in sorted(directory.rglob("*.toml")):
+            if not is_engine_file(path):
+                continue
             file_rules, file_frames, file_order = load_file(path)
             files.append(str(path))
             seen_here: set[str] = set()
