@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from analyzer import __version__
-from analyzer.errors import EXIT_INCOMPLETE, EXIT_INTERNAL, TriageError
+from analyzer.errors import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_USAGE, TriageError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 incomplete/failed check; 2 usage error; 3 confounded comparison; "
@@ -183,4 +183,21 @@ _register_command_modules()
 
 
 def main() -> None:
-    cli(prog_name="vllm-triage")
+    # Usage errors are one line too (click would print the usage block first); --help still works.
+    try:
+        cli.main(prog_name="vllm-triage", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        sys.exit(EXIT_USAGE)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "vllm-triage"
+        click.echo(f"vllm-triage: usage-error: {exc.format_message()} (see `{command} --help`)", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.exceptions.Abort:
+        click.echo("vllm-triage: interrupted", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        click.echo(f"vllm-triage: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
