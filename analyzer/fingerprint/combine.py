@@ -157,6 +157,8 @@ def _read_one(
     except Exception as exc:  # parsers promise not to raise; a bug in one must not lose the rest
         fingerprint.notes.append(f"{source.name}: could not be read ({type(exc).__name__}: {exc})")
         return role, ParseResult(kind="unreadable"), None
+    if role in _PAIRED:
+        _add_embedded(result, _PAIRED[role], text, source.name, scope)
     if _empty(result):
         second = _second_opinion(text, source.name, role, scope)
         if second is not None:
@@ -188,6 +190,20 @@ def _parse(role: str, text: str, name: str, scope: str | None) -> ParseResult:
 
 def _empty(result: ParseResult) -> bool:
     return not (result.knobs or result.facts or result.problems)
+
+
+# An issue paste often holds the collect_env output and the log in one file: whichever the file
+# was sniffed as, the other is read too (values already read win where they overlap).
+_PAIRED = {"vllm_log": "collect_env", "collect_env": "vllm_log"}
+
+
+def _add_embedded(result: ParseResult, other: str, text: str, name: str, scope: str | None) -> None:
+    module = _PARSERS[other]
+    try:
+        if module.looks_like(text):
+            result.merge(_parse(other, text, name, scope))
+    except Exception:  # the embedded part is a bonus; the file was read already
+        return
 
 
 def _second_opinion(text: str, name: str, role: str, scope: str | None) -> tuple[str, ParseResult] | None:
