@@ -27,27 +27,32 @@ def gather(paths: list[str], stdin: BinaryIO | None = None) -> list[Source]:
     return assign_roles(collect(paths, stdin))
 
 
+# A log can hide in a file sniffed as something else (an issue paste: collect_env, then the log).
+_MAY_HOLD_A_LOG = (None, "unknown", "collect_env", "launch_command")
+
+
 def _log_sources(sources: list[Source]) -> list[Source]:
     logs = [s for s in sources if s.role == "vllm_log"]
     if logs:
         return logs
-    # A single file given on its own is read as a log if it looks like one at all; otherwise
-    # say what it seems to be instead of pretending to triage it.
+    readable = []
+    for source in sources:
+        head = source.head(SNIFF_BYTES)
+        if len(sources) == 1:
+            check_text(head, source.name)  # a lone empty / binary file → InputError
+        elif not head.strip():
+            continue
+        if source.role in _MAY_HOLD_A_LOG and log_score(decode_all(head, "utf-8")) > 0:
+            readable.append(source)
+    if readable:
+        return readable
     if len(sources) == 1:
         source = sources[0]
-        head = source.head(SNIFF_BYTES)
-        check_text(head, source.name)  # empty / binary → InputError
-        if source.role in (None, "unknown") and log_score(decode_all(head, "utf-8")) > 0:
-            return [source]
         if source.role in (None, "unknown"):
             message = f"{source.name} does not look like a vLLM log (no log lines, tracebacks or vLLM messages in it)"
         else:
             message = f"{source.name} is not a vLLM log (it looks like {source.role} output)"
-        raise InputError(
-            "not-a-log",
-            message,
-            "use `vllm-triage fingerprint` for environment artefacts",
-        )
+        raise InputError("not-a-log", message, "use `vllm-triage fingerprint` for environment artefacts")
     raise InputError("no-log-in-bundle", "the input holds no vLLM log", "add the server log (docker logs -t) to the bundle")
 
 

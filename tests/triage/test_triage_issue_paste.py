@@ -1,0 +1,43 @@
+"""An issue paste: collect_env output, then a short log. The file is sniffed as collect_env, yet
+triage finds the log in it; and a CUDA error after only the args line is placed in cuda_init (the
+engine banner is simply not in the paste), not in config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from analyzer.cli import cli
+
+PASTE = """Your current environment
+Collecting environment information...
+PyTorch version: 2.6.0+cu124
+Is debug build: False
+CUDA used to build PyTorch: 12.4
+OS: Ubuntu 22.04.5 LTS (x86_64)
+Python version: 3.12.9 (main, Feb  5 2025, 08:49:00) [GCC 11.4.0] (64-bit runtime)
+Nvidia driver version: 570.86.15
+vLLM Version: 0.8.3
+
+🐛 Describe the bug
+INFO 04-02 09:12:40 [api_server.py:1034] vLLM API server version 0.8.3
+INFO 04-02 09:12:40 [api_server.py:1035] args: Namespace(model='Qwen/Qwen2.5-7B-Instruct', max_model_len=8192)
+ERROR 04-02 09:13:02 [core.py:386] EngineCore hit an exception: Traceback (most recent call last):
+ERROR 04-02 09:13:02 [core.py:386]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 377, in run_engine_core
+ERROR 04-02 09:13:02 [core.py:386] RuntimeError: CUDA error: no kernel image is available for execution on the device
+"""
+
+
+def test_log_inside_a_collect_env_paste_is_triaged(tmp_path: Path) -> None:
+    path = tmp_path / "issue.txt"
+    path.write_text(PASTE, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["triage", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    data = json.loads(result.output)
+    assert data["phase"] == "cuda_init"
+    assert data["first_error"]["line"] == 16
+    assert data["first_error"]["rule"] == "cuda.no_kernel_image"
+    assert data["vllm_version"] == "0.8.3"
