@@ -19,6 +19,8 @@ from analyzer.bundle.redact import Redactor
 from analyzer.bundle.trials import Trial
 from analyzer.errors import EXIT_INCOMPLETE, TriageError
 
+LOG_LEARN_CHARS = 2 * 1024 * 1024
+
 
 class LeakError(TriageError):
     """The rendered report still holds something secret-looking: it is not written."""
@@ -32,11 +34,11 @@ def _learn(redactor: Redactor, trials: list[Trial]) -> None:
         for source in trial.sources:
             if source.role == "manifest":
                 continue
-            # A multi-GB log is not learned: the report only quotes a few of its lines, which are
-            # redacted on their own; what it must learn is in the small artefacts (env, commands).
-            if source.role == "vllm_log" and (source.size or 0) > 8 * 1024 * 1024:
-                continue
             text = trial.text(source)
+            if source.role == "vllm_log":
+                # Only the head of a log is learned: the report quotes a few of its lines, which are
+                # redacted on their own; a log names secrets in its first lines (arguments, env).
+                text = text[:LOG_LEARN_CHARS]
             if text:
                 redactor.learn(text)
 

@@ -21,9 +21,11 @@ from analyzer.fingerprint.model import Fingerprint
 from analyzer.ingest.roles import read_manifest
 from analyzer.ingest.sources import Source
 
-# Environment artefacts are small; a log is read only this far for placeholder lines.
+# Environment artefacts are small. A log is read as text only this far: what the checklist looks
+# for in its text (a template placeholder, an elision line, NCCL's INFO lines) is in pasted excerpts
+# or near the start; the whole log is analysed by the triage, which streams it.
 TEXT_LIMIT = 16 * 1024 * 1024
-LOG_TEXT_LIMIT = 64 * 1024 * 1024
+LOG_TEXT_LIMIT = 8 * 1024 * 1024
 _NOT_A_LOG = ("no-log-in-bundle", "not-a-log")
 
 
