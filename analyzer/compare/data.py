@@ -15,8 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
+from analyzer.datatables import array_tables, fail, read_toml, with_extra_dirs
 from analyzer.errors import RuleError
 from analyzer.resources import rules_dir
 
@@ -135,22 +134,7 @@ _TABLES: dict[str, tuple[set[str], set[str]]] = {
 _SETTINGS_TABLE = "compare_settings"
 
 
-def _fail(file: str, message: str) -> RuleError:
-    return RuleError(f"{file}: {message}")
-
-
-def _check_keys(table: Any, name: str, file: str) -> dict[str, Any]:
-    if not isinstance(table, dict):
-        raise _fail(file, f"[[{name}]] must be a table")
-    required, optional = _TABLES[name]
-    missing = required - set(table)
-    if missing:
-        label = table.get("id") or table.get("name") or ""
-        raise _fail(file, f"[[{name}]] {label} misses {', '.join(sorted(missing))}".replace("  ", " "))
-    unknown = set(table) - required - optional
-    if unknown:
-        raise _fail(file, f"[[{name}]] {table.get('id') or table.get('name')}: unknown field(s) {', '.join(sorted(unknown))}")
-    return table
+_fail = fail
 
 
 def _names(value: Any, file: str, where: str) -> tuple[str, ...]:
@@ -227,20 +211,11 @@ def _settings(table: Any, data: CompareData, file: str) -> None:
 
 def load_file(path: Path, data: CompareData) -> None:
     name = str(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(name, f"cannot read ({exc})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise _fail(name, f"is not valid TOML ({exc})") from exc
+    document = read_toml(path)
     found = False
-    for table_name in _TABLES:
-        entries = document.get(table_name, [])
-        if not isinstance(entries, list):
-            raise _fail(name, f"{table_name} must be an array of tables ([[{table_name}]])")
-        for entry in entries:
-            _add(data, table_name, _check_keys(entry, table_name, name), name)
-            found = True
+    for table_name, entry in array_tables(document, _TABLES, name):
+        _add(data, table_name, entry, name)
+        found = True
     if _SETTINGS_TABLE in document:
         _settings(document[_SETTINGS_TABLE], data, name)
         found = True
@@ -259,13 +234,7 @@ def load(extra_dirs: list[str] | None = None) -> CompareData:
     """Built-in compare data (rules/compare/) plus any --rules directories (their entries add to or
     override it). Only rules/compare/ is read of the built-in rules: the other rule files are not
     this module's business, and one of them being broken must not stop a diff."""
-    dirs = [rules_dir() / "compare"]
-    for extra in extra_dirs or []:
-        path = Path(extra)
-        if not path.is_dir():
-            raise RuleError(f"--rules {extra}: not a directory")
-        dirs.append(path)
-    return _load(tuple(str(d) for d in dirs))
+    return _load(with_extra_dirs(rules_dir() / "compare", extra_dirs))
 
 
 @lru_cache(maxsize=8)

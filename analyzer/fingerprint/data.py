@@ -14,9 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
-from analyzer.errors import RuleError
+from analyzer.datatables import array_tables, fail, read_toml, with_extra_dirs
 from analyzer.fingerprint.values import version_tuple
 from analyzer.resources import rules_dir
 
@@ -122,8 +120,7 @@ _TABLES: dict[str, tuple[set[str], set[str]]] = {
 }
 
 
-def _fail(file: str, message: str) -> RuleError:
-    return RuleError(f"{file}: {message}")
+_fail = fail
 
 
 def _regex(text: Any, file: str, where: str) -> re.Pattern[str]:
@@ -131,25 +128,6 @@ def _regex(text: Any, file: str, where: str) -> re.Pattern[str]:
         return re.compile(str(text), re.IGNORECASE)
     except re.error as exc:
         raise _fail(file, f"{where}: pattern does not compile ({exc})") from exc
-
-
-def _check_keys(table: Any, name: str, file: str) -> dict[str, Any]:
-    if not isinstance(table, dict):
-        raise _fail(file, f"[[{name}]] must be a table")
-    required, optional = _TABLES[name]
-    missing = required - set(table)
-    if missing:
-        raise _fail(
-            file,
-            f"[[{name}]] {table.get('id') or table.get('name') or ''} misses {', '.join(sorted(missing))}",
-        )
-    unknown = set(table) - required - optional
-    if unknown:
-        raise _fail(file, f"[[{name}]] unknown field(s) {', '.join(sorted(unknown))}")
-    severity = table.get("severity")
-    if severity is not None and severity not in SEVERITIES:
-        raise _fail(file, f"[[{name}]] severity '{severity}' is not one of {', '.join(SEVERITIES)}")
-    return table
 
 
 def _add(data: CheckData, name: str, t: dict[str, Any], file: str) -> None:
@@ -214,33 +192,21 @@ def _recipe(t: dict[str, Any], file: str) -> Recipe:
 
 def load_file(path: Path, data: CheckData) -> None:
     name = str(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(name, f"cannot read ({exc})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise _fail(name, f"is not valid TOML ({exc})") from exc
+    document = read_toml(path)
     found = False
-    for table_name in _TABLES:
-        entries = document.get(table_name, [])
-        if not isinstance(entries, list):
-            raise _fail(name, f"{table_name} must be an array of tables ([[{table_name}]])")
-        for entry in entries:
-            _add(data, table_name, _check_keys(entry, table_name, name), name)
-            found = True
+    for table_name, entry in array_tables(document, _TABLES, name):
+        severity = entry.get("severity")
+        if severity is not None and severity not in SEVERITIES:
+            raise _fail(name, f"[[{table_name}]] severity '{severity}' is not one of {', '.join(SEVERITIES)}")
+        _add(data, table_name, entry, name)
+        found = True
     if found:
         data.files.append(name)
 
 
 def load(extra_dirs: list[str] | None = None) -> CheckData:
     """Built-in check data plus any --rules directories (their files add entries)."""
-    dirs = [rules_dir()]
-    for extra in extra_dirs or []:
-        path = Path(extra)
-        if not path.is_dir():
-            raise RuleError(f"--rules {extra}: not a directory")
-        dirs.append(path)
-    return _load(tuple(str(d) for d in dirs))
+    return _load(with_extra_dirs(rules_dir(), extra_dirs))
 
 
 FOLDERS = ("compat", "recipes")
