@@ -16,6 +16,7 @@ from analyzer import __version__
 from analyzer.bundle.checklist import run_checklist
 from analyzer.bundle.placeholders import find_placeholders
 from analyzer.bundle.trials import Trial
+from analyzer.compare.changes import knob_label
 from analyzer.fingerprint import views
 from analyzer.fingerprint.model import Fingerprint
 from analyzer.ingest.sources import Source
@@ -209,7 +210,8 @@ def _tried(trials: list[Trial], series: dict[str, Any] | None) -> dict[str, Any]
                 for knob in change["knobs"][:2]:
                     a = knob["a"]["value"] if knob.get("a") else None
                     b = knob["b"]["value"] if knob.get("b") else None
-                    values.append(f"{knob['name']}: {a if a is not None else '(not set)'} → {b if b is not None else '(not set)'}")
+                    values.append(f"{knob_label(knob['name'])}: {a if a is not None else '(not set)'} → "
+                                  f"{b if b is not None else '(not set)'}")
             values += [f"drift ({d['id']}): {d['message']}" for d in step["drift"]]
         outcome = trial_data["outcome"]
         fe = outcome.get("first_error")
