@@ -103,7 +103,7 @@ def test_what_was_tried_for_two_runs(bundles: dict[str, Path]) -> None:
     tried = text.split("**What was tried, one variable at a time:**", 1)[1]
     rows = [line for line in tried.splitlines() if line.startswith("| T")]
     assert rows[0].startswith("| T1 | t1 base | (first) | passed |")
-    assert "enable_prefix_caching" in rows[1] and "request — illegal_memory_access" in rows[1]
+    assert "`--enable-prefix-caching: False → True`" in rows[1] and "request — illegal_memory_access" in rows[1]
     assert "more than one variable" not in rows[1]
     # The report is about the run that failed.
     assert "<!-- Suggested title: [Bug]: RuntimeError: CUDA error: an illegal memory access" in text
