@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import regex
-import tomllib
 
-from analyzer.errors import RuleError
+from analyzer.datatables import check_keys, fail, read_toml
 from analyzer.resources import rules_dir
 
 CHECKLIST_FILE = "checklist.toml"
@@ -118,36 +117,23 @@ def _compile(pattern: str, flags: int = 0) -> regex.Pattern:
     return regex.compile(pattern, flags)
 
 
-def _fail(file: str, message: str) -> RuleError:
-    return RuleError(f"{file}: {message}")
-
-
 def _strings(value: Any, file: str, where: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(file, f"{where}: expected a list of strings")
+        raise fail(file, f"{where}: expected a list of strings")
     return tuple(value)
 
 
 def _table(entry: Any, name: str, file: str) -> dict[str, Any]:
-    if not isinstance(entry, dict):
-        raise _fail(file, f"[[{name}]] must be a table")
-    required, optional = _TABLES[name]
-    missing = required - set(entry)
-    if missing:
-        raise _fail(file, f"[[{name}]] {entry.get('id', '')} misses {', '.join(sorted(missing))}")
-    unknown = set(entry) - required - optional
-    if unknown:
-        raise _fail(file, f"[[{name}]] {entry.get('id')}: unknown field(s) {', '.join(sorted(unknown))}")
-    return entry
+    return check_keys(entry, name, file, _TABLES)
 
 
 def _item(entry: dict[str, Any], file: str) -> Item:
     collect = entry.get("collect", {})
     if not isinstance(collect, dict) or not all(isinstance(v, str) for v in collect.values()):
-        raise _fail(file, f"[[item]] {entry['id']}: collect must be a table of strings")
+        raise fail(file, f"[[item]] {entry['id']}: collect must be a table of strings")
     unknown = set(collect) - set(COLLECT_PLACES)
     if unknown:
-        raise _fail(file, f"[[item]] {entry['id']}: collect has unknown place(s) {', '.join(sorted(unknown))} "
+        raise fail(file, f"[[item]] {entry['id']}: collect has unknown place(s) {', '.join(sorted(unknown))} "
                           f"(known: {', '.join(COLLECT_PLACES)})")
     return Item(str(entry["id"]), str(entry["title"]), str(entry["why"]), dict(collect))
 
@@ -157,7 +143,7 @@ def _placeholder(entry: dict[str, Any], file: str) -> Placeholder:
     try:
         _compile(str(entry["pattern"]))
     except regex.error as exc:
-        raise _fail(file, f"{where}: pattern does not compile ({exc})") from exc
+        raise fail(file, f"{where}: pattern does not compile ({exc})") from exc
     placeholder = Placeholder(
         str(entry["id"]), str(entry["explain"]), str(entry["pattern"]),
         _strings(entry.get("roles", []), file, where),
@@ -166,31 +152,31 @@ def _placeholder(entry: dict[str, Any], file: str) -> Placeholder:
     )
     for example in placeholder.must_match:
         if not placeholder.search(example):
-            raise _fail(file, f"{where}: must_match example not found: {example!r}")
+            raise fail(file, f"{where}: must_match example not found: {example!r}")
     for example in placeholder.must_not_match:
         if placeholder.search(example):
-            raise _fail(file, f"{where}: must_not_match example found: {example!r}")
+            raise fail(file, f"{where}: must_not_match example found: {example!r}")
     return placeholder
 
 
 def parse(document: dict[str, Any], file: str, known_items: set[str]) -> ChecklistData:
     settings = document.get("checklist", {})
     if not isinstance(settings, dict):
-        raise _fail(file, "[checklist] must be a table")
+        raise fail(file, "[checklist] must be a table")
     unknown = set(settings) - _SETTINGS
     if unknown:
-        raise _fail(file, f"[checklist]: unknown field(s) {', '.join(sorted(unknown))}")
+        raise fail(file, f"[checklist]: unknown field(s) {', '.join(sorted(unknown))}")
     items = [_item(_table(e, "item", file), file) for e in document.get("item", [])]
     ids = [i.id for i in items]
     duplicates = {i for i in ids if ids.count(i) > 1}
     if duplicates:
-        raise _fail(file, f"[[item]] duplicate id(s) {', '.join(sorted(duplicates))}")
+        raise fail(file, f"[[item]] duplicate id(s) {', '.join(sorted(duplicates))}")
     not_judged = set(ids) - known_items
     if not_judged:
-        raise _fail(file, f"[[item]] {', '.join(sorted(not_judged))}: no check in the code for this id")
+        raise fail(file, f"[[item]] {', '.join(sorted(not_judged))}: no check in the code for this id")
     not_listed = known_items - set(ids)
     if not_listed:
-        raise _fail(file, f"the checklist misses item(s) {', '.join(sorted(not_listed))}")
+        raise fail(file, f"the checklist misses item(s) {', '.join(sorted(not_listed))}")
     diagnoses = []
     for entry in document.get("diagnosis", []):
         entry = _table(entry, "diagnosis", file)
@@ -198,7 +184,7 @@ def parse(document: dict[str, Any], file: str, known_items: set[str]) -> Checkli
         requires = _strings(entry["requires"], file, where)
         unknown_items = set(requires) - set(ids)
         if unknown_items:
-            raise _fail(file, f"{where}: requires unknown item(s) {', '.join(sorted(unknown_items))}")
+            raise fail(file, f"{where}: requires unknown item(s) {', '.join(sorted(unknown_items))}")
         diagnoses.append(Diagnosis(
             str(entry["id"]), str(entry["label"]), requires,
             _strings(entry.get("categories", []), file, where),
@@ -225,10 +211,4 @@ def load(known_items: set[str], path: Path | None = None) -> ChecklistData:
 
 @lru_cache(maxsize=8)
 def _load(file: str, known_items: frozenset[str]) -> ChecklistData:
-    try:
-        document = tomllib.loads(Path(file).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _fail(file, f"cannot read ({exc})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise _fail(file, f"is not valid TOML ({exc})") from exc
-    return parse(document, file, set(known_items))
+    return parse(read_toml(Path(file)), file, set(known_items))
