@@ -1,7 +1,7 @@
 """`rules check` beyond the triage rules: every other data family under rules/ (compatibility and
-hygiene tables, recipes, compare data, redaction patterns, the known-issue catalogue) is loaded by
-its own strict loader, and the redaction patterns run their examples. Lives above the layers it
-checks, so the engine does not import them."""
+hygiene tables, recipes, compare data, redaction patterns, the known-issue catalogue, the
+pre-filing checklist) is loaded by its own strict loader, and the redaction patterns run their
+examples. Lives above the layers it checks, so the engine does not import them."""
 
 from __future__ import annotations
 
@@ -32,6 +32,10 @@ def check_data(extra_dirs: list[str] | None = None) -> list[Problem]:
     problems += _loader_problems("rules/compat, rules/recipes", lambda: fingerprint_data.load(dirs))
     problems += _loader_problems("rules/compare", lambda: compare_data.load(dirs))
     problems += _loader_problems("rules/known_issues", lambda: known_issues.load(tuple(dirs)))
+    from analyzer.bundle.checklist import checklist_data
+
+    # Built-in only: the checklist's items must match the checks in the code, so --rules cannot add any.
+    problems += _loader_problems("rules/checklist.toml", checklist_data)
     try:
         from analyzer.bundle import redact_check, redact_rules
 

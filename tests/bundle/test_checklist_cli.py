@@ -88,6 +88,18 @@ def test_rules_check_still_passes() -> None:
     assert result.exit_code == 0, result.output
 
 
+def test_rules_check_names_a_broken_checklist(monkeypatch: pytest.MonkeyPatch) -> None:
+    from analyzer.bundle import checklist
+
+    def broken():
+        raise RuleError("rules/checklist.toml: [[item]] coffee-brewed: no check in the code for this id")
+
+    monkeypatch.setattr(checklist, "checklist_data", broken)
+    result = run("rules", "check")
+    assert result.exit_code == 1
+    assert "rules/checklist.toml" in result.output and "coffee-brewed" in result.output
+
+
 def test_data_matches_the_code() -> None:
     data = checklist_data.load(KNOWN_ITEMS)
     assert {i.id for i in data.items} == KNOWN_ITEMS
