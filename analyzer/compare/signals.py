@@ -142,9 +142,12 @@ def _scan_log(source: Source, signals: Signals) -> None:
             else:
                 signals.requests_failed += 1
         signals.requests_received += len(_RECEIVED.findall(chunk))
+        # Line numbers counted from the previous match on, not from the chunk start (quadratic).
+        line, counted_to = first_line, 0
         for match in _HIT_RATE.finditer(chunk):
             value = float(match.group(1))
-            line = first_line + chunk.count(b"\n", 0, match.start())
+            line += chunk.count(b"\n", counted_to, match.start())
+            counted_to = match.start()
             signals.hit_rate_lines += 1
             signals.hit_rate_max = max(signals.hit_rate_max or 0.0, value)
             where = {"file": source.name, "line": line, "value": value}

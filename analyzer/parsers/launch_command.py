@@ -2010,7 +2010,8 @@ def _compose_gpus(service: dict[str, Any]) -> tuple[str, Path] | None:
             if device.get("device_ids") is not None:
                 ids = device["device_ids"]
                 text = ",".join(_scalar(i) for i in ids) if isinstance(ids, list) else _scalar(ids)
-                return text, (*base, "device_ids")
+                # docker's own spelling: a bare "0" would read as a GPU count, not GPU 0
+                return f"device={text}", (*base, "device_ids")
             if device.get("count") is not None:
                 return _scalar(device["count"]), (*base, "count")
             if "gpu" in json.dumps(device.get("capabilities", [])):

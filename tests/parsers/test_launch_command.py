@@ -314,7 +314,7 @@ def test_compose_service_with_device_ids_folded_command_and_default_interpolatio
     got = values(result)
     assert got["launcher"] == "compose"
     assert got["image.ref"] == "vllm/vllm-openai:v0.8.5.post1"
-    assert got["container.gpus"] == "2,3"
+    assert got["container.gpus"] == "device=2,3"  # ids, in docker's spelling (not a count)
     assert got["container.runtime"] == "nvidia"
     assert got["container.ipc"] == "host"
     assert args(result) == {
