@@ -41,6 +41,7 @@ _JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
 _JOURNALD_HOST_IDENT = r"^\S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
 _TRANSPORT_NO_JOURNALD = (
     r"^(?:>\s?)?"
+    r"(?:\[(?P<tag>[A-Za-z][\w.-]*)\]: )?"  # a log shipper's source tag: `[vllm]: `
     r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"
     r"(?:\[pod/[^\]\s]+\]\s)?"
     r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"
@@ -141,8 +142,12 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("_t")
     parts = t.str.extract_groups(_TRANSPORT_NO_JOURNALD)
     frame = frame.with_columns(_p=parts)
+    tag = pl.col("_p").struct.field("tag")
     frame = frame.with_columns(
-        _t=pl.col("_p").struct.field("rest"),
+        # `[rank0]: ` is torch's rank prefix, not a shipper's tag: leave it for _strip_rank.
+        _t=pl.when(tag.str.contains(r"^rank\d+$"))
+        .then(pl.lit("[") + tag + pl.lit("]: ") + pl.col("_p").struct.field("rest"))
+        .otherwise(pl.col("_p").struct.field("rest")),
         _ts=pl.col("_p").struct.field("ts").str.strip_chars(),
     ).drop("_p")
     iso_journald = pl.col("_ts").str.contains(_JOURNALD_ISO_TS)

@@ -41,3 +41,32 @@ def test_log_inside_a_collect_env_paste_is_triaged(tmp_path: Path) -> None:
     assert data["first_error"]["line"] == 16
     assert data["first_error"]["rule"] == "cuda.no_kernel_image"
     assert data["vllm_version"] == "0.8.3"
+
+
+SHIPPED = """[vllm]: INFO 07-28 23:29:20 llm_engine.py:176] Initializing an LLM engine (v0.5.3.post1) with config: model='mistralai/Mistral-Large-Instruct-2407'
+[vllm]: (VllmWorkerProcess pid=89) INFO 07-28 23:29:30 multiproc_worker_utils.py:215] Worker ready; awaiting tasks
+[vllm]: (VllmWorkerProcess pid=89) ERROR 07-28 23:29:37 multiproc_worker_utils.py:226] Exception in worker VllmWorkerProcess while processing method init_device: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), Traceback (most recent call last):
+[vllm]: (VllmWorkerProcess pid=89) ERROR 07-28 23:29:37 multiproc_worker_utils.py:226]   File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 132, in init_device
+[vllm]: (VllmWorkerProcess pid=89) ERROR 07-28 23:29:37 multiproc_worker_utils.py:226]     init_worker_distributed_environment(self.parallel_config, self.rank,
+[vllm]: (VllmWorkerProcess pid=89) ERROR 07-28 23:29:37 multiproc_worker_utils.py:226] RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)
+[vllm]: ERROR 07-28 23:29:38 engine.py:160] RuntimeError: Engine process failed to start. See stack trace for the root cause.
+"""
+
+
+def test_shipper_tag_and_v0_worker_exception_line(tmp_path: Path) -> None:
+    """A log shipper's `[vllm]: ` tag is stripped like any transport prefix, and V0's worker line
+    that quotes the error (`Exception in worker … while processing method init_device: NCCL
+    error: …`) is the first error, not a wrapper."""
+    import json
+
+    path = tmp_path / "deploy.log"
+    path.write_text(SHIPPED, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["triage", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    first = data["first_error"]
+    assert first["line"] == 3
+    assert first["process"] == "VllmWorkerProcess"
+    assert first["rule"] == "cuda.nccl_error"
+    assert data["phase"] == "cuda_init"
+    assert [c["line"] for c in data["consequences"]] == [7]
