@@ -147,6 +147,18 @@ def headline_of(index: StreamIndex, row: Row) -> Row | None:
     return None
 
 
+def frames_above(index: StreamIndex, row: Row) -> list[str]:
+    """Function names of the traceback that `row` ends (walking back in-stream), outermost first."""
+    found = []
+    for candidate in index.neighbours(row, -1, MAX_BACK):
+        if not is_traceback_part(candidate):
+            break
+        match = FRAME_LINE.match(candidate.message)
+        if match:
+            found.append(match.group("func"))
+    return found[::-1]
+
+
 def next_in_stream(index: StreamIndex, row: Row) -> Row | None:
     for candidate in index.neighbours(row, +1, 1):
         return candidate

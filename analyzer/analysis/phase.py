@@ -39,7 +39,7 @@ def milestones_before(root: Row, milestones: list[Milestone], rows_by_line: dict
 
 def frame_phase(frames: list[str], hints: list[FrameHint]) -> tuple[FrameHint | None, FrameHint | None]:
     """(strong hint, weak hint) of the deepest matching frames."""
-    by_name = {h.function: h for h in hints}
+    by_name = {h.function: h for h in hints if not h.teardown}
     strong = weak = None
     for function in frames:  # outermost first, so later (deeper) frames overwrite
         hint = by_name.get(function)

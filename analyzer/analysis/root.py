@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analyzer.analysis.blocks import FRAME_LINE, StreamIndex, headline_of, next_in_stream
+from analyzer.analysis.blocks import FRAME_LINE, StreamIndex, frames_above, headline_of, next_in_stream
 from analyzer.analysis.model import Row
 from analyzer.engine.rules import Rule
 
@@ -49,7 +49,13 @@ class Candidates:
         return None, ""
 
 
-def collect_candidates(rows: list[Row], rules: dict[str, Rule], index: StreamIndex, stop_line: int | None) -> Candidates:
+def collect_candidates(
+    rows: list[Row],
+    rules: dict[str, Rule],
+    index: StreamIndex,
+    stop_line: int | None,
+    teardown: frozenset[str] = frozenset(),
+) -> Candidates:
     roots: list[Candidate] = []
     consequences: list[Candidate] = []
     plain_errors: list[Candidate] = []
@@ -67,6 +73,10 @@ def collect_candidates(rows: list[Row], rules: dict[str, Rule], index: StreamInd
             continue
         if kind == "consequence":
             consequences.append(Candidate(row, rules[row.cls], "consequence"))
+            continue
+        if (kind == "error" or row.exc) and _raised_in_teardown(index, row, teardown):
+            # Raised while shutting down (destroy_process_group, __del__ …): a consequence.
+            consequences.append(Candidate(row, rules[row.cls] if kind == "error" else None, "teardown"))
             continue
         if kind == "error":
             if row.level == "WARNING" and _under_noise(index, row, rules):
@@ -98,6 +108,10 @@ def _is_source_code_line(index: StreamIndex, row: Row) -> bool:
         return False
     previous = next(index.neighbours(row, -1, 1), None)
     return previous is not None and bool(FRAME_LINE.match(previous.message))
+
+
+def _raised_in_teardown(index: StreamIndex, row: Row, teardown: frozenset[str]) -> bool:
+    return bool(teardown) and any(function in teardown for function in frames_above(index, row))
 
 
 def _under_noise(index: StreamIndex, row: Row, rules: dict[str, Rule]) -> bool:

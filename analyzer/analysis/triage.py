@@ -57,7 +57,7 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     missing = first_missing(milestones, compiled.ruleset.milestone_order)
     ready_line = next((m.line for m in milestones if m.name == "ready"), None)
     stop = shutdown_line(rows, rules)
-    candidates = collect_candidates(rows, rules, index, stop)
+    candidates = collect_candidates(rows, rules, index, stop, compiled.ruleset.teardown_functions)
     roots, consequences = candidates.roots, candidates.consequences
 
     chosen: Candidate | None = None

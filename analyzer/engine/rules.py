@@ -35,6 +35,7 @@ class FrameHint:
     phase: str
     strong: bool
     file: str
+    teardown: bool = False  # raised while shutting down: the error is a consequence, not a root
 
 
 @dataclass
@@ -82,6 +83,10 @@ class RuleSet:
 
     def by_id(self) -> dict[str, Rule]:
         return {r.id: r for r in self.rules}
+
+    @property
+    def teardown_functions(self) -> frozenset[str]:
+        return frozenset(h.function for h in self.frames if h.teardown)
 
     def of_kind(self, *kinds: str) -> list[Rule]:
         return [r for r in self.rules if r.kind in kinds]
@@ -152,13 +157,17 @@ def _frames_from_table(tables: list, file: str) -> list[FrameHint]:
     hints = []
     for table in tables:
         function, phase = table.get("function"), table.get("phase")
+        if table.get("teardown"):
+            if not function:
+                raise _fail(file, None, f"frame entry {table!r} needs 'function'")
+            hints.append(FrameHint(function, "", False, file, teardown=True))
+            continue
         if not function or phase not in PHASES:
             raise _fail(file, None, f"frame entry {table!r} needs 'function' and a valid 'phase'")
         hints.append(FrameHint(function, phase, bool(table.get("strong", True)), file))
     return hints
 
 
-@lru_cache(maxsize=256)
 def _parse_toml(name: str, mtime_ns: int, size: int) -> dict:
     """Parsed once per file version: every command loads the rules, and rules/ also holds the
     other commands' TOML (compat, redact, recipes…), which pure-Python tomllib parses slowly."""

@@ -70,3 +70,36 @@ def test_shipper_tag_and_v0_worker_exception_line(tmp_path: Path) -> None:
     assert first["rule"] == "cuda.nccl_error"
     assert data["phase"] == "cuda_init"
     assert [c["line"] for c in data["consequences"]] == [7]
+
+
+TEARDOWN = """(VllmWorker rank=1 pid=2445156) ERROR 05-10 11:02:03 [multiproc_executor.py:435] WorkerProc failed to start.
+(VllmWorker rank=1 pid=2445156) ERROR 05-10 11:02:03 [multiproc_executor.py:435] Traceback (most recent call last):
+(VllmWorker rank=1 pid=2445156) ERROR 05-10 11:02:03 [multiproc_executor.py:435]   File "/opt/venv/lib/python3.10/site-packages/vllm/v1/worker/gpu_worker.py", line 180, in load_model
+(VllmWorker rank=1 pid=2445156) ERROR 05-10 11:02:03 [multiproc_executor.py:435] ValueError: could not broadcast input array from shape (4096,) into shape (2048,)
+(VllmWorker rank=1 pid=2445156) Traceback (most recent call last):
+(VllmWorker rank=1 pid=2445156)   File "/opt/venv/lib/python3.10/site-packages/vllm/v1/executor/multiproc_executor.py", line 381, in shutdown
+(VllmWorker rank=1 pid=2445156)     destroy_model_parallel()
+(VllmWorker rank=1 pid=2445156)   File "/opt/venv/lib/python3.10/site-packages/vllm/distributed/parallel_state.py", line 1085, in destroy_model_parallel
+(VllmWorker rank=1 pid=2445156)     _TP.destroy()
+(VllmWorker rank=1 pid=2445156)   File "/opt/venv/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2168, in destroy_process_group
+(VllmWorker rank=1 pid=2445156)     _shutdown_backend(pg)
+(VllmWorker rank=1 pid=2445156) torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, unhandled cuda error
+"""
+
+
+def test_an_error_raised_while_tearing_down_is_a_consequence(tmp_path: Path) -> None:
+    """An NCCL error raised inside destroy_process_group() happens because the process is already
+    going down: the root is the worker's load_model error before it."""
+    import json
+
+    path = tmp_path / "worker.log"
+    path.write_text(TEARDOWN, encoding="utf-8")
+    data = json.loads(CliRunner().invoke(cli, ["triage", str(path), "--format", "json"]).output)
+    assert data["first_error"]["line"] == 4
+    assert data["phase"] == "weight_load"
+    assert 12 in [c["line"] for c in data["consequences"]]
+
+    alone = tmp_path / "teardown-only.log"
+    alone.write_text("".join(TEARDOWN.splitlines(keepends=True)[4:]), encoding="utf-8")
+    data = json.loads(CliRunner().invoke(cli, ["triage", str(alone), "--format", "json"]).output)
+    assert data["first_error"]["kind"] == "consequence_only"
