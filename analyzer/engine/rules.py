@@ -168,6 +168,7 @@ def _frames_from_table(tables: list, file: str) -> list[FrameHint]:
     return hints
 
 
+@lru_cache(maxsize=256)
 def _parse_toml(name: str, mtime_ns: int, size: int) -> dict:
     """Parsed once per file version: every command loads the rules, and rules/ also holds the
     other commands' TOML (compat, redact, recipes…), which pure-Python tomllib parses slowly."""
