@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from analyzer import __version__
-from analyzer.errors import EXIT_INCOMPLETE, EXIT_INTERNAL, EXIT_USAGE, TriageError
+from analyzer.errors import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, TriageError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 incomplete/failed check; 2 usage error; 3 confounded comparison; "
@@ -26,13 +26,16 @@ EXIT_CODES_HELP = (
 FORMATS = ["text", "json", "md"]
 
 
-def _run(action: Callable[[], Any]) -> Any:
-    """Turn every failure into one line on stderr and its exit code; never a traceback."""
+def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
+    """Turn every failure into one line on stderr and its exit code; never a traceback.
+
+    `input_exit` replaces the exit code of bad input for commands whose contract says otherwise
+    (diff and series: 2 for a usage or input error, so that 3 stays "confounded")."""
     try:
         return action()
     except TriageError as exc:
         click.echo(exc.one_line(), err=True)
-        sys.exit(exc.exit_code)
+        sys.exit(input_exit if input_exit is not None and exc.exit_code == EXIT_INPUT else exc.exit_code)
     except KeyboardInterrupt:
         click.echo("vllm-triage: interrupted", err=True)
         sys.exit(130)

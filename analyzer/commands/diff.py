@@ -9,8 +9,8 @@ import click
 
 EXIT_CODES = (
     "Exit codes: 0 identical, or one variable changed; 2 usage error; 3 confounded (more than one "
-    "variable changed: re-test one at a time); 4 bad input (missing path, empty, not a bundle or log, "
-    "corrupt archive); 70 internal error."
+    "variable changed: re-test one at a time); 2 also for bad input (missing path, empty, not a bundle "
+    "or log, corrupt archive), as the diff/series contract says; 70 internal error."
 )
 
 
@@ -30,8 +30,9 @@ def command(run_a: str, run_b: str, fmt: str, show_noise: bool, rule_dirs: tuple
     """
     from analyzer.cli import _emit_json, _run, _use_colour
     from analyzer.compare.diff import diff_paths
+    from analyzer.errors import EXIT_USAGE
 
-    result = _run(lambda: diff_paths(run_a, run_b, list(rule_dirs)))
+    result = _run(lambda: diff_paths(run_a, run_b, list(rule_dirs)), input_exit=EXIT_USAGE)
     data = result.to_json()
     if fmt == "json":
         _emit_json(data)

@@ -8,8 +8,8 @@ import click
 
 EXIT_CODES = (
     "Exit codes: 0 every step changed at most one variable; 2 usage error; 3 confounded (a step changed "
-    "more than one variable); 4 bad input (missing path, fewer than two trials, not a bundle or log, "
-    "corrupt archive); 70 internal error."
+    "more than one variable); 2 also for bad input (missing path, fewer than two trials, not a bundle "
+    "or log, corrupt archive), as the diff/series contract says; 70 internal error."
 )
 
 
@@ -29,8 +29,9 @@ def command(trials: tuple[str, ...], fmt: str, show_noise: bool, rule_dirs: tupl
     """
     from analyzer.cli import _emit_json, _run, _use_colour
     from analyzer.compare.series import series_paths
+    from analyzer.errors import EXIT_USAGE
 
-    result = _run(lambda: series_paths(list(trials), list(rule_dirs)))
+    result = _run(lambda: series_paths(list(trials), list(rule_dirs)), input_exit=EXIT_USAGE)
     data = result.to_json()
     if fmt == "json":
         _emit_json(data)

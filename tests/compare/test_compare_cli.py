@@ -92,19 +92,19 @@ def test_diff_usage_errors_exit_2(bundles: dict[str, str]) -> None:
     assert run("diff", bundles["base"], bundles["one-knob"], "--format", "yaml")[0] == 2
 
 
-def test_diff_missing_path_is_one_line_exit_4(bundles: dict[str, str], tmp_path: Path) -> None:
+def test_diff_missing_path_is_one_line_exit_2(bundles: dict[str, str], tmp_path: Path) -> None:
     exit_code, out, err = run("diff", bundles["base"], str(tmp_path / "nowhere"))
-    assert exit_code == 4
+    assert exit_code == 2  # the diff/series contract: 2 for a usage or input error
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("vllm-triage: missing-path:")
     assert "Traceback" not in err
 
 
-def test_diff_of_an_empty_file_is_exit_4(bundles: dict[str, str], tmp_path: Path) -> None:
+def test_diff_of_an_empty_file_is_exit_2(bundles: dict[str, str], tmp_path: Path) -> None:
     empty = tmp_path / "empty.log"
     empty.write_text("")
     exit_code, _, err = run("diff", bundles["base"], str(empty))
-    assert exit_code == 4
+    assert exit_code == 2  # the diff/series contract: 2 for a usage or input error
     assert err.startswith("vllm-triage: ")
 
 
@@ -113,7 +113,7 @@ def test_help_documents_the_exit_codes() -> None:
         exit_code, out, _ = run(command, "--help")
         assert exit_code == 0
         out = " ".join(out.split())  # click wraps the epilog
-        assert "Exit codes: 0" in out and "3 confounded" in out and "4 bad input" in out and "2 usage" in out
+        assert "Exit codes: 0" in out and "3 confounded" in out and "2 also for bad input" in out and "2 usage" in out
 
 
 def test_series_exit_codes(bundles: dict[str, str]) -> None:
@@ -138,7 +138,7 @@ def test_series_json_and_markdown(bundles: dict[str, str]) -> None:
 def test_series_needs_two_trials(bundles: dict[str, str], tmp_path: Path) -> None:
     assert run("series")[0] == 2  # no argument: usage
     exit_code, _, err = run("series", bundles["base"])  # one bundle folder: one trial
-    assert exit_code == 4
+    assert exit_code == 2  # the diff/series contract: 2 for a usage or input error
     assert err.startswith("vllm-triage: too-few-trials:")
 
 
