@@ -21,17 +21,7 @@ import polars as pl
 
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 
-# Transport prefixes, all optional, matched once at the start of the line.
-_TRANSPORT = (
-    r"^(?:>\s?)?"
-    r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"  # docker compose: `vllm-1  | `
-    r"(?:\[pod/[^\]\s]+\]\s)?"  # kubectl logs --prefix
-    r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"  # docker -t / kubectl
-    r"(?:(?:stdout|stderr) [FP] )?"  # CRI log file
-    r"(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d) ?(?:\S+ [\w.@/-]+(?:\[\d+\])?: )?"
-    r"(?P<rest>.*)$"
-)
-# journald part above is only trusted when the host+ident part matched; see _strip_transport.
+# journald: `Sep 22 23:46:41 host vllm[361682]: ` (the month may be localized).
 _JOURNALD = (
     r"^(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?) \S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
 )
@@ -39,7 +29,8 @@ _JOURNALD = (
 # colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
 _JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
 _JOURNALD_HOST_IDENT = r"^\S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
-_TRANSPORT_NO_JOURNALD = (
+# Transport prefixes, all optional, matched once at the start of the line (journald separately).
+_TRANSPORT = (
     r"^(?:>\s?)?"
     r"(?:\[(?P<tag>[A-Za-z][\w.-]*)\]: )?"  # a log shipper's source tag: `[vllm]: `
     r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"
@@ -85,13 +76,6 @@ SCHEMA = {
     "source": pl.String,
     "message": pl.String,
 }
-
-
-def lines_of(text: str) -> pl.Series:
-    """Split a decoded chunk into a Series of lines (in Rust), without the trailing empty piece."""
-    if text.endswith("\n"):
-        text = text[:-1]
-    return pl.Series("raw", [text]).str.split("\n").explode()
 
 
 def parse_lines(raw: pl.Series, file: str, first_line: int | pl.Series, json_lines: bool = False) -> pl.DataFrame:
@@ -140,7 +124,7 @@ def parse_lines(raw: pl.Series, file: str, first_line: int | pl.Series, json_lin
 
 def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("_t")
-    parts = t.str.extract_groups(_TRANSPORT_NO_JOURNALD)
+    parts = t.str.extract_groups(_TRANSPORT)
     frame = frame.with_columns(_p=parts)
     tag = pl.col("_p").struct.field("tag")
     frame = frame.with_columns(

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import regex
-import tomllib
 
+from analyzer.datatables import read_toml
 from analyzer.errors import RuleError
 from analyzer.resources import rules_dir
 
@@ -273,12 +273,7 @@ def load(extra_dirs: Iterable[str] = (), include_builtin: bool = True) -> Redact
     files = _files(extra_dirs, include_builtin)
     for path in files:
         name = str(path)
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise _fail(name, None, f"cannot read ({exc})") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise _fail(name, None, f"is not valid TOML ({exc})") from exc
+        data = read_toml(path)
         for table in data.get("secret", []):
             rule = _secret_from_table(table, name)
             secrets[rule.id] = rule

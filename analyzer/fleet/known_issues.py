@@ -12,10 +12,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import tomllib
 from rapidfuzz import fuzz
 
 from analyzer.compare.signature import normalise, similarity
+from analyzer.datatables import read_toml
 from analyzer.errors import RuleError
 from analyzer.fleet import versions
 from analyzer.resources import rules_dir
@@ -127,10 +127,7 @@ def _load(extra_dirs: tuple[str, ...]) -> tuple[KnownIssue, ...]:
     found: dict[str, KnownIssue] = {}
     for directory in (rules_dir(), *(Path(d) for d in extra_dirs)):
         for path in sorted(Path(directory).rglob("*.toml")):
-            try:
-                document = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                raise RuleError(f"{path}: cannot read ({exc})") from exc
+            document = read_toml(path)
             seen_here: set[str] = set()
             for table in document.get("known_issue", []):
                 issue = _issue_from_table(table, str(path))

@@ -101,7 +101,7 @@ def iter_line_batches(stream: BinaryIO, encoding: str, chunk_bytes: int = CHUNK_
     Python's incremental decoder."""
     if encoding not in ("utf-8", "utf-8-sig"):
         for text in iter_text_chunks(stream, encoding, chunk_bytes):
-            yield _lines_of_text(text)
+            yield lines_of_text(text)
         return
     carry = b""
     first = True
@@ -139,7 +139,8 @@ def _lines_of_bytes(data: bytes) -> pl.Series:
     return frame.get_column("raw").fill_null("")
 
 
-def _lines_of_text(text: str) -> pl.Series:
+def lines_of_text(text: str) -> pl.Series:
+    """Split decoded text into a Series of lines (in Rust), without the trailing empty piece."""
     if text.endswith("\n"):
         text = text[:-1]
     return pl.Series("raw", [_clean(text)]).str.split("\n").explode()

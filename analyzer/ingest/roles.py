@@ -2,6 +2,8 @@
 
 Content decides; the file name is only a hint (used for host/container scope and to break
 ties). A `bundle.toml` manifest, when present, names roles explicitly and wins over sniffing.
+Roles: vllm_log, nvidia_smi, container_inspect, launch_command, environment, collect_env, request,
+manifest, unknown.
 """
 
 from __future__ import annotations
@@ -15,18 +17,6 @@ import tomllib
 from analyzer.errors import InputError
 from analyzer.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from analyzer.ingest.sources import Source
-
-ROLES = (
-    "vllm_log",
-    "nvidia_smi",
-    "container_inspect",
-    "launch_command",
-    "environment",
-    "collect_env",
-    "request",
-    "manifest",
-    "unknown",
-)
 
 # Lines that only a log of a vLLM server (or the Python/torch/NCCL stack under it) prints.
 _LOG_LINE = re.compile(

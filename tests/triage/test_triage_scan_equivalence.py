@@ -21,9 +21,9 @@ from analyzer.analysis.triage import analyse_log
 from analyzer.engine.matcher import CompiledRules, classify, compile_rules
 from analyzer.engine.rules import load
 from analyzer.engine.scan import ScanResult, scan
-from analyzer.ingest.decode import check_text, decode_all
+from analyzer.ingest.decode import check_text, decode_all, lines_of_text
 from analyzer.ingest.sources import Source
-from analyzer.logframe import SCHEMA, iter_frames, lines_of, parse_lines
+from analyzer.logframe import SCHEMA, iter_frames, parse_lines
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -89,10 +89,10 @@ INPUTS = {
 
 
 def _full_parse(name: str, data: bytes, compiled: CompiledRules, json_lines: bool) -> pl.DataFrame:
-    """Every line, decoded by Python in one piece and split with `lines_of`: a path independent
+    """Every line, decoded by Python in one piece and split with `lines_of_text`: a path independent
     of the scan's chunked Rust splitter."""
     encoding = check_text(data[:65536], name)
-    frames = list(iter_frames([lines_of(decode_all(data, encoding))], name, json_lines))
+    frames = list(iter_frames([lines_of_text(decode_all(data, encoding))], name, json_lines))
     return classify(pl.concat(frames, how="vertical"), compiled).select(COLUMNS)
 
 
