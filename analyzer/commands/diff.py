@@ -3,8 +3,6 @@ still the same failure."""
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 EXIT_CODES = (
@@ -28,22 +26,11 @@ def command(run_a: str, run_b: str, fmt: str, show_noise: bool, rule_dirs: tuple
 
     RUN_A, RUN_B: bundle folders, .tar.gz/.tgz/.zip bundles, or single logs; A is the reference.
     """
-    from analyzer.cli import _emit_json, _run, _use_colour
+    from analyzer.cli import _run
+    from analyzer.commands.comparison_output import emit_comparison
     from analyzer.compare.diff import diff_paths
     from analyzer.errors import EXIT_USAGE
+    from analyzer.render.compare_text import render_diff_text
 
     result = _run(lambda: diff_paths(run_a, run_b, list(rule_dirs)), input_exit=EXIT_USAGE)
-    data = result.to_json()
-    if fmt == "json":
-        _emit_json(data)
-    elif fmt == "md":
-        from analyzer.render.compare_text import template_helpers
-        from analyzer.render.templates import render
-
-        click.echo(render("diff.md.j2", d=data, show_noise=show_noise, **template_helpers()), nl=False)
-    else:
-        from analyzer.render.compare_text import render_diff_text
-
-        click.echo(render_diff_text(data, colour=_use_colour(), show_noise=show_noise), nl=False)
-    if result.exit_code:
-        sys.exit(result.exit_code)
+    emit_comparison(result, fmt, show_noise, "diff.md.j2", "d", render_diff_text)

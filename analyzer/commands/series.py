@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 EXIT_CODES = (
@@ -27,22 +25,11 @@ def command(trials: tuple[str, ...], fmt: str, show_noise: bool, rule_dirs: tupl
     TRIALS: bundles (folders, archives, logs) in the order they were run, or one folder holding a
     folder per trial (ordered by the start time their bundle.toml records, else by name).
     """
-    from analyzer.cli import _emit_json, _run, _use_colour
+    from analyzer.cli import _run
+    from analyzer.commands.comparison_output import emit_comparison
     from analyzer.compare.series import series_paths
     from analyzer.errors import EXIT_USAGE
+    from analyzer.render.compare_text import render_series_text
 
     result = _run(lambda: series_paths(list(trials), list(rule_dirs)), input_exit=EXIT_USAGE)
-    data = result.to_json()
-    if fmt == "json":
-        _emit_json(data)
-    elif fmt == "md":
-        from analyzer.render.compare_text import template_helpers
-        from analyzer.render.templates import render
-
-        click.echo(render("series.md.j2", s=data, show_noise=show_noise, **template_helpers()), nl=False)
-    else:
-        from analyzer.render.compare_text import render_series_text
-
-        click.echo(render_series_text(data, colour=_use_colour(), show_noise=show_noise), nl=False)
-    if result.exit_code:
-        sys.exit(result.exit_code)
+    emit_comparison(result, fmt, show_noise, "series.md.j2", "s", render_series_text)

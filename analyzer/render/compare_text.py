@@ -259,3 +259,4 @@ def render_series_text(data: dict[str, Any], colour: bool = False, show_noise: b
             if p["advice"]:
                 out.add(f"      → {p['advice']}")
     return out.text()
+
