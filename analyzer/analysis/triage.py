@@ -10,11 +10,10 @@ import polars as pl
 from analyzer.analysis.blocks import StreamIndex, block_around
 from analyzer.analysis.findings import next_step, root_finding
 from analyzer.analysis.milestones import first_missing, milestones_reached, shutdown_line
-from analyzer.analysis.model import Consequence, ErrorBlock, Finding, LogAnalysis, Row
+from analyzer.analysis.model import Consequence, ErrorBlock, Finding, LogAnalysis, Milestone, Row
 from analyzer.analysis.phase import decide_phase, milestones_before
 from analyzer.analysis.root import Candidate, collect_candidates
 from analyzer.engine.matcher import CompiledRules
-from analyzer.engine.rules import Rule
 from analyzer.engine.scan import ScanResult
 from analyzer.phases import NO_FAILURE, phase_index
 
@@ -71,7 +70,7 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     block: ErrorBlock | None = None
     phase, reason = NO_FAILURE, "no error found"
     if chosen is not None:
-        block, phase, reason = _error_block(chosen, kind, index, rules, compiled, milestones, consequences, roots)
+        block, phase, reason = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
     else:
         block, phase, reason = _hang(milestones, rows, ready_line, stop, rules)
     cons = _consequence_list(consequences, chosen)
@@ -99,9 +98,8 @@ def _error_block(
     chosen: Candidate,
     kind: str,
     index: StreamIndex,
-    rules: dict[str, Rule],
     compiled: CompiledRules,
-    milestones,
+    milestones: list[Milestone],
     consequences: list[Candidate],
     roots: list[Candidate],
 ) -> tuple[ErrorBlock, str, str]:
@@ -109,7 +107,7 @@ def _error_block(
     # The most specific rule anywhere in the block names the cause (a generic headline may open a
     # block whose exception line a rule knows).
     rule = chosen.rule if chosen.kind in ("rule", "consequence") else None
-    if chosen.kind not in ("consequence",):
+    if chosen.kind != "consequence":
         best = max(
             (c for c in roots if c.rule is not None and block.start <= c.row.line <= block.end and c.row.stream == chosen.row.stream),
             key=lambda c: c.rule.priority,
