@@ -47,8 +47,8 @@ def run(argv: list[str]) -> tuple[float, int, dict]:
 
 def per_bundle_costs(paths: list[str], sample: int = 20) -> tuple[float, float]:
     """(ms per bundle in one process, ms of that spent loading and compiling the rules)."""
-    from analyzer.fleet.bundle_row import bundle_rows
-    from analyzer.pipeline import load_rules
+    from vllm_triage.fleet.bundle_row import bundle_rows
+    from vllm_triage.pipeline import load_rules
 
     bundle_rows(paths[0])  # imports and first-use caches
     start = time.perf_counter()

@@ -10,11 +10,11 @@ import pytest
 from checklist_bundles import Bundle, write_bundle
 from click.testing import CliRunner
 
-from analyzer.bundle import checklist_data
-from analyzer.bundle.checklist import KNOWN_ITEMS
-from analyzer.cli import cli
-from analyzer.errors import RuleError
-from analyzer.resources import rules_dir
+from vllm_triage.bundle import checklist_data
+from vllm_triage.bundle.checklist import KNOWN_ITEMS
+from vllm_triage.cli import cli
+from vllm_triage.errors import RuleError
+from vllm_triage.resources import rules_dir
 
 
 def run(*args: str, stdin: bytes | None = None):
@@ -89,7 +89,7 @@ def test_rules_check_still_passes() -> None:
 
 
 def test_rules_check_names_a_broken_checklist(monkeypatch: pytest.MonkeyPatch) -> None:
-    from analyzer.bundle import checklist
+    from vllm_triage.bundle import checklist
 
     def broken():
         raise RuleError("rules/checklist.toml: [[item]] coffee-brewed: no check in the code for this id")

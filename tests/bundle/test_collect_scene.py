@@ -14,11 +14,11 @@ import pytest
 import tomllib
 from click.testing import CliRunner
 
-from analyzer.bundle.collect import Host
-from analyzer.bundle.scene import Request, collect
-from analyzer.cli import cli
-from analyzer.ingest.roles import assign_roles
-from analyzer.ingest.sources import collect as collect_sources
+from vllm_triage.bundle.collect import Host
+from vllm_triage.bundle.scene import Request, collect
+from vllm_triage.cli import cli
+from vllm_triage.ingest.roles import assign_roles
+from vllm_triage.ingest.sources import collect as collect_sources
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 CAT = shutil.which("cat")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from analyzer.bundle.redact import Redactor
-from analyzer.bundle.textio import iter_blocks
-from analyzer.cli import cli
+from vllm_triage.bundle.redact import Redactor
+from vllm_triage.bundle.textio import iter_blocks
+from vllm_triage.cli import cli
 
 KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 2
 HF = "hf_" + "Mn4Bv6Cx8Za1" * 3

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from vllm_triage.cli import cli
 
 
 def tree_digest(root: Path) -> dict[str, str]:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from analyzer.bundle import redact_check, redact_rules
-from analyzer.bundle.leakscan import scan_text
-from analyzer.bundle.redact import MaskOptions, Redactor, redact_text
-from analyzer.cli import cli
-from analyzer.errors import RuleError
+from vllm_triage.bundle import redact_check, redact_rules
+from vllm_triage.bundle.leakscan import scan_text
+from vllm_triage.bundle.redact import MaskOptions, Redactor, redact_text
+from vllm_triage.cli import cli
+from vllm_triage.errors import RuleError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 

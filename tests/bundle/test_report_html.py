@@ -13,7 +13,7 @@ import pytest
 from checklist_bundles import Bundle, write_bundle
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from vllm_triage.cli import cli
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium") if p and Path(p).exists()), None)
 needs_browser = pytest.mark.skipif(

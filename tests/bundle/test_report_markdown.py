@@ -12,7 +12,7 @@ import pytest
 from checklist_bundles import HF_TOKEN, Bundle, write_bundle
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from vllm_triage.cli import cli
 
 # The form's sections, in order, as GitHub renders a submitted form (### heading per field).
 FORM_SECTIONS = ["### Your current environment", "### 🐛 Describe the bug", "### Before submitting a new issue..."]
@@ -149,7 +149,7 @@ def test_no_redact_keeps_secrets_and_warns(bundles: dict[str, Path]) -> None:
 def test_leak_scan_refuses_a_report_left_unredacted(bundles: dict[str, Path], tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A redaction that misses a secret on purpose: the leak scan fails the report, nothing is written."""
-    from analyzer.bundle import report_redact
+    from vllm_triage.bundle import report_redact
 
     monkeypatch.setattr(report_redact, "_walk", lambda value, redactor, path: value)
     target = tmp_path / "report.md"

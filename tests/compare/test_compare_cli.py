@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from compare_builders import Trial, write_bundle
 
-from analyzer.cli import cli
+from vllm_triage.cli import cli
 
 BASE = Trial(label="base", failure="oom")
 ONE_KNOB = BASE.but(label="one-knob", args={"max_model_len": 4096, "port": 8000})

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from compare_builders import Trial, write_bundle
 
-from analyzer.compare.diff import diff_paths
+from vllm_triage.compare.diff import diff_paths
 
 # A run that fails while reserving memory (profile_run OOM), on an idle node.
 BASE = Trial(label="base", failure="oom")

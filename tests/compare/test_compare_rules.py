@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from analyzer.compare import data as compare_data
-from analyzer.compare.changes import compare_runs
-from analyzer.compare.diff import diff_runs
-from analyzer.compare.outcome import CHANGED, NEW, UNKNOWN, compare_outcomes, outcome_of
-from analyzer.compare.run import Run
-from analyzer.compare.values import shown
-from analyzer.errors import RuleError
+from vllm_triage.compare import data as compare_data
+from vllm_triage.compare.changes import compare_runs
+from vllm_triage.compare.diff import diff_runs
+from vllm_triage.compare.outcome import CHANGED, NEW, UNKNOWN, compare_outcomes, outcome_of
+from vllm_triage.compare.run import Run
+from vllm_triage.compare.values import shown
+from vllm_triage.errors import RuleError
 
 DATA = compare_data.load()
 
@@ -56,8 +56,8 @@ def test_builtin_compare_data_loads() -> None:
 def test_compare_data_is_invisible_to_the_other_loaders() -> None:
     # rules/compare/ sits under rules/: the rule engine and the fingerprint's data loader read every
     # file there and must find no [[rule]] (or other table of theirs) in it, nor choke on it.
-    from analyzer.engine import rules
-    from analyzer.fingerprint import data as fingerprint_data
+    from vllm_triage.engine import rules
+    from vllm_triage.fingerprint import data as fingerprint_data
 
     assert not [r for r in rules.load().rules if "/compare/" in r.file.replace("\\", "/")]
     fingerprint_data.load()

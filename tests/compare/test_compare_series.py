@@ -6,7 +6,7 @@ from pathlib import Path
 
 from compare_builders import Trial, vllm_log, write_bundle
 
-from analyzer.compare.series import series_paths
+from vllm_triage.compare.series import series_paths
 
 # The minimal start: no prefix caching, one request, served.
 BASE = Trial(label="t1", requests=1, running=(1,), prefix_caching=False,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 from compare_builders import Trial, vllm_log, write_bundle
 
-from analyzer.compare.diff import diff_paths
-from analyzer.compare.load import load_run
-from analyzer.compare.signals import read_signals
-from analyzer.pipeline import gather
+from vllm_triage.compare.diff import diff_paths
+from vllm_triage.compare.load import load_run
+from vllm_triage.compare.signals import read_signals
+from vllm_triage.pipeline import gather
 
 V0_STATS = """\
 INFO 11-02 10:00:05 metrics.py:351] Avg prompt throughput: 812.4 tokens/s, Avg generation throughput: 40.1 tokens/s, Running: 3 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 2.1%, CPU KV cache usage: 0.0%.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from vllm_triage.cli import cli
 
 
 def test_builtin_data_families_pass() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.fingerprint.model import Finding, Fingerprint
-from analyzer.pipeline import fingerprint
+from vllm_triage.fingerprint.model import Finding, Fingerprint
+from vllm_triage.pipeline import fingerprint
 
 BUNDLES = Path(__file__).resolve().parent.parent / "fixtures" / "bundles"
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner, Result
 from fingerprint_helpers import BUNDLES
 
-from analyzer import pipeline
-from analyzer.cli import cli
+from vllm_triage import pipeline
+from vllm_triage.cli import cli
 
 
 def invoke(*args: str, input: bytes | str | None = None) -> Result:

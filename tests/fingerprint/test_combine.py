@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from fingerprint_helpers import BUNDLES, finding, ids, run
 
-from analyzer.errors import InputError
-from analyzer.fingerprint import combine as combine_mod
-from analyzer.fingerprint import data
-from analyzer.ingest.sources import Source
+from vllm_triage.errors import InputError
+from vllm_triage.fingerprint import combine as combine_mod
+from vllm_triage.fingerprint import data
+from vllm_triage.ingest.sources import Source
 
 
 @pytest.mark.parametrize("bundle", sorted(p.name for p in BUNDLES.iterdir() if p.is_dir()))

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from fingerprint_helpers import BUNDLES, finding, ids, run
 
-from analyzer.engine import rules as engine_rules
-from analyzer.errors import RuleError
-from analyzer.fingerprint import data
-from analyzer.pipeline import fingerprint
+from vllm_triage.engine import rules as engine_rules
+from vllm_triage.errors import RuleError
+from vllm_triage.fingerprint import data
+from vllm_triage.pipeline import fingerprint
 
 
 def test_shipped_tables() -> None:

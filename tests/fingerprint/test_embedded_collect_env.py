@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyzer.pipeline import fingerprint
+from vllm_triage.pipeline import fingerprint
 
 PASTE = """Collecting environment information...
 PyTorch version: 2.5.1+cu124

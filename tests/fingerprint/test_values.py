@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analyzer.fingerprint.values import (
+from vllm_triage.fingerprint.values import (
     canonical,
     cuda_major_minor,
     driver_tuple,

@@ -16,7 +16,7 @@ class ScannedFleet:
     out: Path
     specs: list[BundleSpec]
     corrupt: Path
-    stats: object  # analyzer.fleet.scan.ScanStats
+    stats: object  # vllm_triage.fleet.scan.ScanStats
 
     def by_label(self) -> dict[str, BundleSpec]:
         return {spec.label: spec for spec in self.specs}
@@ -24,7 +24,7 @@ class ScannedFleet:
 
 @pytest.fixture(scope="session")
 def scanned_fleet(tmp_path_factory) -> ScannedFleet:
-    from analyzer.fleet.scan import scan
+    from vllm_triage.fleet.scan import scan
 
     root = tmp_path_factory.mktemp("fleet")
     specs = make_fleet(root, FLEET_SIZE)

@@ -7,7 +7,7 @@ import shutil
 
 from fleet_factory import make_fleet
 
-from analyzer.fleet.bundles import BundleRef, content_hash, discover, stat_key
+from vllm_triage.fleet.bundles import BundleRef, content_hash, discover, stat_key
 
 
 def _kinds(refs, root):

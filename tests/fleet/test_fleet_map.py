@@ -10,10 +10,10 @@ from multiprocessing import get_context
 import polars as pl
 import pyarrow.parquet as pq
 
-from analyzer.fleet.bundle_row import bundle_rows
-from analyzer.fleet.bundles import discover
-from analyzer.fleet.schema import TABLES, to_table
-from analyzer.fleet.store import read_tables
+from vllm_triage.fleet.bundle_row import bundle_rows
+from vllm_triage.fleet.bundles import discover
+from vllm_triage.fleet.schema import TABLES, to_table
+from vllm_triage.fleet.store import read_tables
 
 
 def test_map_over_paths_gives_the_same_rows_as_scan(scanned_fleet, tmp_path):

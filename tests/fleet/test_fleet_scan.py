@@ -10,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 from fleet_factory import FLEET_SIZE, make_fleet
 
-from analyzer.fleet import scan as scan_mod
-from analyzer.fleet.bundle_row import bundle_rows
-from analyzer.fleet.schema import SCHEMA_VERSION, SCHEMAS
-from analyzer.fleet.store import load_manifest, read_tables
+from vllm_triage.fleet import scan as scan_mod
+from vllm_triage.fleet.bundle_row import bundle_rows
+from vllm_triage.fleet.schema import SCHEMA_VERSION, SCHEMAS
+from vllm_triage.fleet.store import load_manifest, read_tables
 
 
 def test_every_bundle_is_one_run_and_the_corrupt_one_is_recorded(scanned_fleet):
@@ -180,14 +180,14 @@ def test_bundle_rows_is_pure_and_deterministic(scanned_fleet):
 
 
 def test_a_bundle_that_raises_unexpectedly_is_one_failed_run(tmp_path, monkeypatch):
-    import analyzer.pipeline
+    import vllm_triage.pipeline
 
     bundle = make_fleet(tmp_path, 1, archive_every=0)[0].path
 
     def boom(*args, **kwargs):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(analyzer.pipeline, "triage", boom)
+    monkeypatch.setattr(vllm_triage.pipeline, "triage", boom)
     rows = bundle_rows(str(bundle))
     assert rows.run["status"] == "error" and rows.run["error_id"] == "internal-error"
     assert "ZeroDivisionError: a bug" in rows.run["error_message"]
@@ -195,7 +195,7 @@ def test_a_bundle_that_raises_unexpectedly_is_one_failed_run(tmp_path, monkeypat
 
 
 def test_a_second_scan_of_the_same_dir_is_refused_while_one_runs(tmp_path):
-    from analyzer.fleet.store import LOCK, FleetLocked
+    from vllm_triage.fleet.store import LOCK, FleetLocked
 
     out = tmp_path / "out"
     out.mkdir()
@@ -205,7 +205,7 @@ def test_a_second_scan_of_the_same_dir_is_refused_while_one_runs(tmp_path):
 
 
 def test_a_stale_lock_of_a_dead_scan_is_taken_over(tmp_path):
-    from analyzer.fleet.store import LOCK
+    from vllm_triage.fleet.store import LOCK
 
     src = make_fleet(tmp_path / "src", 2, archive_every=0)
     out = tmp_path / "out"
@@ -216,7 +216,7 @@ def test_a_stale_lock_of_a_dead_scan_is_taken_over(tmp_path):
 
 
 def test_missing_path_is_an_input_error(tmp_path):
-    from analyzer.errors import InputError
+    from vllm_triage.errors import InputError
 
     with pytest.raises(InputError) as raised:
         scan_mod.scan([str(tmp_path / "nope")], str(tmp_path / "out"), jobs=1)

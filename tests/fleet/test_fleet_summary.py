@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 from fleet_factory import FLEET_SIZE, LATE, LATE_RUNS, START
 
-from analyzer.cli import cli
-from analyzer.fleet.summary import parse_since, render, summarise
+from vllm_triage.cli import cli
+from vllm_triage.fleet.summary import parse_since, render, summarise
 
 
 def test_totals_and_signatures(scanned_fleet):
@@ -126,7 +126,7 @@ def test_cli_errors_are_one_line_with_exit_4(tmp_path, scanned_fleet, args, prob
 
 
 def test_an_empty_scan_summarises_to_nothing(tmp_path):
-    from analyzer.fleet.scan import scan
+    from vllm_triage.fleet.scan import scan
 
     (tmp_path / "nothing").mkdir()
     stats = scan([str(tmp_path / "nothing")], str(tmp_path / "out"), jobs=1)
@@ -142,7 +142,7 @@ class _FakeTerminal(io.StringIO):
 
 
 def test_progress_bar_only_on_a_terminal(monkeypatch):
-    from analyzer.commands.scan import _ProgressBar
+    from vllm_triage.commands.scan import _ProgressBar
 
     terminal = _FakeTerminal()
     monkeypatch.setattr(sys, "stderr", terminal)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.compare.signature import normalise
-from analyzer.engine.rules import load_file
-from analyzer.errors import RuleError
-from analyzer.fleet import known_issues, versions
-from analyzer.fleet.known_issues import MIN_SCORE, best_match, load, match
-from analyzer.resources import rules_dir
+from vllm_triage.compare.signature import normalise
+from vllm_triage.engine.rules import load_file
+from vllm_triage.errors import RuleError
+from vllm_triage.fleet import known_issues, versions
+from vllm_triage.fleet.known_issues import MIN_SCORE, best_match, load, match
+from vllm_triage.resources import rules_dir
 
 CATALOGUE = load()
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.parsers import collect_env
-from analyzer.parsers.base import ParseResult
+from vllm_triage.parsers import collect_env
+from vllm_triage.parsers.base import ParseResult
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "collect_env"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.parsers import container_inspect
-from analyzer.parsers.base import ParseResult
+from vllm_triage.parsers import container_inspect
+from vllm_triage.parsers.base import ParseResult
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "inspect"
 

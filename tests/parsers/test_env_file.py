@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.parsers import env_file
+from vllm_triage.parsers import env_file
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "env"
 

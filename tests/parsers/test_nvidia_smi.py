@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from analyzer.parsers.base import ParseResult
-from analyzer.parsers.nvidia_smi import looks_like, parse
+from vllm_triage.parsers.base import ParseResult
+from vllm_triage.parsers.nvidia_smi import looks_like, parse
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "nvidia_smi"
 

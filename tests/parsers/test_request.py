@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.parsers import request
+from vllm_triage.parsers import request
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "request"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.parsers import vllm_log_config as vlc
+from vllm_triage.parsers import vllm_log_config as vlc
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "vllm_log_config"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from analyzer.cli import cli
+from vllm_triage.cli import cli
 
 TESTS = Path(__file__).resolve().parents[1]
 LOGS = TESTS / "fixtures" / "logs"

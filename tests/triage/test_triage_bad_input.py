@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from analyzer.errors import EXIT_INPUT
+from vllm_triage.errors import EXIT_INPUT
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"

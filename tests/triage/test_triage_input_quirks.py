@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from analyzer.logframe import parse_lines
+from vllm_triage.logframe import parse_lines
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 TriageJson = Callable[..., dict[str, Any]]

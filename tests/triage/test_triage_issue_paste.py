@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from analyzer.cli import cli
+from vllm_triage.cli import cli
 
 PASTE = """Your current environment
 Collecting environment information...

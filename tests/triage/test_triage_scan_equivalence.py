@@ -17,13 +17,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from analyzer.analysis.triage import analyse_log
-from analyzer.engine.matcher import CompiledRules, classify, compile_rules
-from analyzer.engine.rules import load
-from analyzer.engine.scan import ScanResult, scan
-from analyzer.ingest.decode import check_text, decode_all, lines_of_text
-from analyzer.ingest.sources import Source
-from analyzer.logframe import SCHEMA, iter_frames, parse_lines
+from vllm_triage.analysis.triage import analyse_log
+from vllm_triage.engine.matcher import CompiledRules, classify, compile_rules
+from vllm_triage.engine.rules import load
+from vllm_triage.engine.scan import ScanResult, scan
+from vllm_triage.ingest.decode import check_text, decode_all, lines_of_text
+from vllm_triage.ingest.sources import Source
+from vllm_triage.logframe import SCHEMA, iter_frames, parse_lines
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"

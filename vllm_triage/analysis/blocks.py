@@ -1,0 +1,165 @@
+"""Cut an error block out of interleaved multi-process output, and read its traceback frames.
+
+A block is the run of lines one process printed for one failure: the logged headline
+(`logger.exception` prints the message, then the traceback, every line with the same
+`LEVEL mm-dd hh:mm:ss [file:line]` prefix), the `Traceback` header, the frames, the exception
+line and torch's CUDA boilerplate after it. Lines of other processes interleaved with it are
+skipped, not treated as the end of the block.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vllm_triage.analysis.model import Row
+
+MAX_BACK = 400
+MAX_FORWARD_CHAIN = 400
+FRAME_LINE = re.compile(r'^\s*File "[^"]*", line \d+, in (?P<func>[\w<>.]+)')
+_CHAIN = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)")
+_CARETS = re.compile(r"^\s*[\^~]+\s*$")
+
+
+@dataclass
+class Block:
+    start: int
+    end: int
+    rows: list[Row]
+    headline: Row | None  # the logged message just before the Traceback header, if any
+
+    @property
+    def frames(self) -> list[str]:
+        """Function names of the traceback, outermost first."""
+        found = []
+        for row in self.rows:
+            match = FRAME_LINE.match(row.message)
+            if match:
+                found.append(match.group("func"))
+        return found
+
+
+def same_record(a: Row, b: Row) -> bool:
+    """Two lines of one logger call share level, timestamp and source location."""
+    return a.source is not None and a.source == b.source and a.level == b.level and a.vllm_ts == b.vllm_ts
+
+
+def is_traceback_part(row: Row) -> bool:
+    message = row.message
+    return (
+        row.tb
+        or row.exc
+        or message == ""
+        or message[:1] in (" ", "\t")
+        or bool(_CARETS.match(message))
+        or bool(_CHAIN.match(message))
+    )
+
+
+class StreamIndex:
+    """Rows by line number, and each stream's rows in order, for walking a block."""
+
+    def __init__(self, rows: list[Row]) -> None:
+        self.rows = rows
+        self.position = {row.line: i for i, row in enumerate(rows)}
+
+    def neighbours(self, row: Row, step: int, limit: int):
+        """Rows of the same stream before (step=-1) or after (step=+1) `row`, stopping at a gap."""
+        i = self.position[row.line]
+        last_line = row.line
+        taken = 0
+        while taken < limit:
+            i += step
+            if i < 0 or i >= len(self.rows):
+                return
+            candidate = self.rows[i]
+            if abs(candidate.line - last_line) > 1 and not self._contiguous(last_line, candidate.line):
+                return  # rows in between were not kept: the context window ended
+            last_line = candidate.line
+            if candidate.stream != row.stream:
+                continue  # another process interleaved here
+            taken += 1
+            yield candidate
+
+    def _contiguous(self, a: int, b: int) -> bool:
+        lo, hi = min(a, b), max(a, b)
+        return all(line in self.position for line in range(lo + 1, hi))
+
+
+def block_around(index: StreamIndex, row: Row) -> Block:
+    start_row, headline = row, None
+    previous: Row | None = None
+    for candidate in index.neighbours(row, -1, MAX_BACK):
+        if same_record(candidate, row) or is_traceback_part(candidate):
+            start_row = candidate
+            previous = candidate
+            continue
+        # The logged message right before a Traceback header is the block's headline.
+        if previous is not None and previous.tb and candidate.level in ("ERROR", "CRITICAL", "WARNING"):
+            start_row = headline = candidate
+        break
+    end_row = _block_end(index, row)
+    rows = [r for r in index.rows if start_row.line <= r.line <= end_row.line and r.stream == row.stream]
+    return Block(start_row.line, end_row.line, rows, headline)
+
+
+def _block_end(index: StreamIndex, row: Row) -> Row:
+    """Walk forward through the rest of the record, torch's boilerplate and chained tracebacks
+    ("During handling of the above exception…"), stopping at anything else."""
+    end_row = row
+    after_chain = False
+    following = list(index.neighbours(row, +1, MAX_FORWARD_CHAIN))
+    for i, candidate in enumerate(following):
+        if _CHAIN.match(candidate.message):
+            after_chain, end_row = True, candidate
+            continue
+        if candidate.tb:
+            if after_chain or same_record(candidate, row):
+                after_chain, end_row = False, candidate
+                continue
+            break
+        if candidate.message == "":
+            nxt = following[i + 1] if i + 1 < len(following) else None
+            if same_record(candidate, row) or (nxt is not None and (_CHAIN.match(nxt.message) or nxt.tb and after_chain)):
+                continue
+            break
+        unprefixed = row.source is None and candidate.source is None
+        if same_record(candidate, row) or (unprefixed and (is_traceback_part(candidate) or end_row is row)):
+            end_row = candidate
+            continue
+        if unprefixed and end_row.exc and not candidate.exc and not candidate.tb:
+            end_row = candidate  # a continuation of the exception message (torch's CUDA boilerplate)
+            continue
+        break
+    return end_row
+
+
+def headline_of(index: StreamIndex, row: Row) -> Row | None:
+    """The logged message that opened the traceback `row` belongs to (walking back in-stream)."""
+    previous = row
+    for candidate in index.neighbours(row, -1, MAX_BACK):
+        if is_traceback_part(candidate):
+            previous = candidate
+            continue
+        if previous.tb:
+            return candidate
+        return None
+    return None
+
+
+def frames_above(index: StreamIndex, row: Row) -> list[str]:
+    """Function names of the traceback that `row` ends (walking back in-stream), outermost first."""
+    found = []
+    for candidate in index.neighbours(row, -1, MAX_BACK):
+        if not is_traceback_part(candidate):
+            break
+        match = FRAME_LINE.match(candidate.message)
+        if match:
+            found.append(match.group("func"))
+    return found[::-1]
+
+
+def next_in_stream(index: StreamIndex, row: Row) -> Row | None:
+    for candidate in index.neighbours(row, +1, 1):
+        return candidate
+    return None

@@ -1,0 +1,87 @@
+"""Place a failure in its phase.
+
+Order of evidence (DESIGN §3): a rule whose cause is intrinsically of one phase; the server
+having been ready before the error (request); the traceback's frames (deepest strong frame);
+the milestones reached before the error; what the consequences imply (engine never started /
+was serving); weak request frames; and last, the rule's own phase for a bare snippet.
+"""
+
+from __future__ import annotations
+
+from vllm_triage.analysis.model import Milestone, Row
+from vllm_triage.engine.rules import FrameHint, Rule
+from vllm_triage.phases import PHASES, phase_index
+
+LOOKAHEAD_LINES = 50
+
+
+def _second(ts: str | None) -> str | None:
+    return ts[:14] if ts else None
+
+
+def milestones_before(root: Row, milestones: list[Milestone], rows_by_line: dict[int, Row]) -> list[Milestone]:
+    """Milestones printed before the root; if none, those printed by other processes in the
+    same second right after it (multi-process output interleaves within a second)."""
+    before = [m for m in milestones if m.line < root.line]
+    if before:
+        return before
+    second = _second(root.vllm_ts)
+    if second is None:
+        return []
+    near = []
+    for m in milestones:
+        if root.line < m.line <= root.line + LOOKAHEAD_LINES:
+            row = rows_by_line.get(m.line)
+            if row is not None and _second(row.vllm_ts) == second:
+                near.append(m)
+    return near
+
+
+def frame_phase(frames: list[str], hints: list[FrameHint]) -> tuple[FrameHint | None, FrameHint | None]:
+    """(strong hint, weak hint) of the deepest matching frames."""
+    by_name = {h.function: h for h in hints if not h.teardown}
+    strong = weak = None
+    for function in frames:  # outermost first, so later (deeper) frames overwrite
+        hint = by_name.get(function)
+        if hint is None:
+            continue
+        if hint.strong:
+            strong = hint
+        else:
+            weak = hint
+    return strong, weak
+
+
+def decide_phase(
+    root: Row,
+    rule: Rule | None,
+    frames: list[str],
+    hints: list[FrameHint],
+    reached: list[Milestone],
+    implied: set[str],
+) -> tuple[str, str]:
+    """Return (phase, reason)."""
+    if rule is not None and rule.phase_source == "rule" and rule.phase in PHASES:
+        return rule.phase, f"rule {rule.id} places this cause in {rule.phase}"
+    if any(m.name == "ready" for m in reached):
+        return "request", "the server was ready before the error"
+    strong, weak = frame_phase(frames, hints)
+    if strong:
+        return strong.phase, f"the traceback passes through {strong.function}()"
+    if reached:
+        last = max(reached, key=lambda m: (phase_index(m.phase), m.line))
+        engine_rule = rule is not None and phase_index(rule.phase) >= phase_index("cuda_init")
+        if engine_rule and phase_index(last.phase) < phase_index("cuda_init"):
+            # A CUDA/weights/memory error needs a running engine: its banner is just not in the input.
+            return rule.phase, f"rule {rule.id}: the engine had started (its banner is not in the input)"
+        return last.phase, f"last milestone reached: {last.name} (line {last.line})"
+    if "request" in implied and "startup" not in implied:
+        return "request", "the consequences show the engine was serving"
+    if weak and "startup" not in implied:
+        return weak.phase, f"the traceback passes through {weak.function}()"
+    if rule is not None and rule.phase in PHASES:
+        phase = rule.phase
+        if phase == "request" and "startup" in implied:
+            phase = "engine_reserve"
+        return phase, f"rule {rule.id} (no milestones in the input)"
+    return "engine_reserve", "no milestones, frames or rule: placed in start-up by default"

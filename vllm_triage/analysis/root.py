@@ -1,0 +1,119 @@
+"""Tell the root error from its consequences.
+
+Candidates, in line order: lines matched by an error rule, exception lines ending a traceback,
+and logged headlines opening one (`logger.exception` prints str(e) first). Lines matched by a
+noise or consequence rule are never candidates, nor is anything printed after a stop signal,
+nor a traceback whose headline is noise (teardown, optional imports), nor a generic exception
+in a WARNING-level record. The root is the earliest candidate; when there is none, the earliest
+consequence stands in (and the report says only consequences were pasted), then a plain ERROR line
+no rule knows, then a WARNING-level exception block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from vllm_triage.analysis.blocks import FRAME_LINE, StreamIndex, frames_above, headline_of, next_in_stream
+from vllm_triage.analysis.model import Row
+from vllm_triage.engine.rules import Rule
+
+_FAILING_LEVELS = ("ERROR", "CRITICAL", None)
+
+
+@dataclass
+class Candidate:
+    row: Row
+    rule: Rule | None  # None for generic (structural) candidates
+    kind: str  # rule | exception | headline | consequence | warning
+
+
+def _kind_of(row: Row, rules: dict[str, Rule]) -> str | None:
+    return rules[row.cls].kind if row.cls else None
+
+
+@dataclass
+class Candidates:
+    roots: list[Candidate]
+    consequences: list[Candidate]
+    plain_errors: list[Candidate]  # ERROR lines with no rule and no traceback
+    warnings: list[Candidate]  # WARNING-level exception blocks
+
+    def stand_in(self) -> tuple[Candidate | None, str]:
+        """The best evidence when no root candidate exists, and what kind it is."""
+        if self.consequences:
+            return self.consequences[0], "consequence_only"
+        if self.plain_errors:
+            return self.plain_errors[0], "plain_error"
+        if self.warnings:
+            return self.warnings[0], "warning"
+        return None, ""
+
+
+def collect_candidates(
+    rows: list[Row],
+    rules: dict[str, Rule],
+    index: StreamIndex,
+    stop_line: int | None,
+    teardown: frozenset[str] = frozenset(),
+) -> Candidates:
+    roots: list[Candidate] = []
+    consequences: list[Candidate] = []
+    plain_errors: list[Candidate] = []
+    warnings: list[Candidate] = []
+    for row in rows:
+        if stop_line is not None and row.line >= stop_line:
+            break
+        if FRAME_LINE.match(row.message) or _is_source_code_line(index, row):
+            # A frame (`File "…/pynccl_wrapper.py", line 277, in ncclCommInitRank`) names a
+            # function, and the source line under it (`raise ValueError("No available memory…")`)
+            # quotes an error: neither is one.
+            continue
+        kind = _kind_of(row, rules)
+        if kind == "noise":
+            continue
+        if kind == "consequence":
+            consequences.append(Candidate(row, rules[row.cls], "consequence"))
+            continue
+        if (kind == "error" or row.exc) and _raised_in_teardown(index, row, teardown):
+            # Raised while shutting down (destroy_process_group, __del__ …): a consequence.
+            consequences.append(Candidate(row, rules[row.cls] if kind == "error" else None, "teardown"))
+            continue
+        if kind == "error":
+            if row.level == "WARNING" and _under_noise(index, row, rules):
+                continue
+            roots.append(Candidate(row, rules[row.cls], "rule"))
+            continue
+        if row.exc:
+            headline = headline_of(index, row)
+            if headline is not None and _kind_of(headline, rules) == "noise":
+                continue
+            if row.level in _FAILING_LEVELS and (headline is None or headline.level in _FAILING_LEVELS):
+                roots.append(Candidate(row, None, "exception"))
+            elif row.level == "WARNING" or (headline is not None and headline.level == "WARNING"):
+                warnings.append(Candidate(row, None, "warning"))
+            continue
+        if row.level in ("ERROR", "CRITICAL", "WARNING") and not row.tb:
+            following = next_in_stream(index, row)
+            if following is not None and following.tb:
+                target = roots if row.level != "WARNING" else warnings
+                target.append(Candidate(row, None, "headline" if row.level != "WARNING" else "warning"))
+            elif row.level in ("ERROR", "CRITICAL") and row.message.strip() and not row.message[:1].isspace():
+                plain_errors.append(Candidate(row, None, "plain_error"))
+    return Candidates(roots, consequences, plain_errors, warnings)
+
+
+def _is_source_code_line(index: StreamIndex, row: Row) -> bool:
+    """A traceback shows the source line under each frame; it may quote an error message."""
+    if not row.message[:1].isspace():
+        return False
+    previous = next(index.neighbours(row, -1, 1), None)
+    return previous is not None and bool(FRAME_LINE.match(previous.message))
+
+
+def _raised_in_teardown(index: StreamIndex, row: Row, teardown: frozenset[str]) -> bool:
+    return bool(teardown) and any(function in teardown for function in frames_above(index, row))
+
+
+def _under_noise(index: StreamIndex, row: Row, rules: dict[str, Rule]) -> bool:
+    headline = headline_of(index, row)
+    return headline is not None and _kind_of(headline, rules) == "noise"

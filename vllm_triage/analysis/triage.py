@@ -1,0 +1,223 @@
+"""Triage: from log sources to the root error block, its phase, consequences and findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from vllm_triage.analysis.blocks import StreamIndex, block_around
+from vllm_triage.analysis.findings import next_step, root_finding
+from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
+from vllm_triage.analysis.model import Consequence, ErrorBlock, Finding, LogAnalysis, Milestone, Row
+from vllm_triage.analysis.phase import decide_phase, milestones_before
+from vllm_triage.analysis.root import Candidate, collect_candidates
+from vllm_triage.engine.matcher import CompiledRules
+from vllm_triage.engine.scan import ScanResult
+from vllm_triage.phases import NO_FAILURE, phase_index
+
+MAX_CONSEQUENCES = 25
+_OOM_CATEGORIES = ("oom_",)
+_CUDA_FAULTS = ("illegal_memory_access", "cuda_kernel_fault", "device_side_assert", "cuda_error")
+
+
+def rows_of(frame: pl.DataFrame) -> list[Row]:
+    return [
+        Row(
+            file=r["file"], line=r["line"], raw=r["raw"], message=r["message"] or "", level=r["level"],
+            process=r["process"], pid=r["pid"], rank=r["rank"], source=r["source"], vllm_ts=r["vllm_ts"],
+            transport_ts=r["transport_ts"], marker=r["marker"], cls=r["cls"], exc=bool(r["exc"]), tb=bool(r["tb"]),
+        )
+        for r in frame.iter_rows(named=True)
+    ]
+
+
+@dataclass
+class TriageResult:
+    inputs: list[dict]
+    analyses: list[LogAnalysis]
+    chosen: LogAnalysis | None
+    findings: list[Finding] = field(default_factory=list)
+    vllm_version: str | None = None  # what ran, from the log banner / collect_env
+    known_issue: dict | None = None  # best match in the known-issue catalogue
+    fingerprint: Any = None  # the bundle's Fingerprint, when its artefacts could be read
+
+    @property
+    def phase(self) -> str:
+        return self.chosen.phase if self.chosen else NO_FAILURE
+
+
+def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
+    rules = compiled.ruleset.by_id()
+    rows = rows_of(scan.frame)
+    index = StreamIndex(rows)
+    milestones = milestones_reached(rows, rules)
+    missing = first_missing(milestones, compiled.ruleset.milestone_order)
+    ready_line = next((m.line for m in milestones if m.name == "ready"), None)
+    stop = shutdown_line(rows, rules)
+    candidates = collect_candidates(rows, rules, index, stop, compiled.ruleset.teardown_functions)
+    roots, consequences = candidates.roots, candidates.consequences
+
+    chosen: Candidate | None = None
+    kind = "root"
+    if roots:
+        chosen = roots[0]
+    else:
+        chosen, kind = candidates.stand_in()
+
+    findings: list[Finding] = []
+    block: ErrorBlock | None = None
+    phase, reason = NO_FAILURE, "no error found"
+    if chosen is not None:
+        block, phase, reason = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
+    else:
+        block, phase, reason = _hang(milestones, rows, ready_line, stop, rules)
+    cons = _consequence_list(consequences, chosen)
+    if block is not None:
+        findings.append(root_finding(block))
+        findings.extend(_secondary_findings(block, roots))
+        step = next_step(phase)
+        if step:
+            findings.append(step)
+    return LogAnalysis(
+        file=scan.file,
+        lines=scan.total_lines,
+        phase=phase,
+        milestones=milestones,
+        first_missing=missing,
+        first_error=block,
+        consequences=cons,
+        findings=findings,
+        ready=ready_line is not None,
+        phase_reason=reason,
+    )
+
+
+def _error_block(
+    chosen: Candidate,
+    kind: str,
+    index: StreamIndex,
+    compiled: CompiledRules,
+    milestones: list[Milestone],
+    consequences: list[Candidate],
+    roots: list[Candidate],
+) -> tuple[ErrorBlock, str, str]:
+    block = block_around(index, chosen.row)
+    # The most specific rule anywhere in the block names the cause (a generic headline may open a
+    # block whose exception line a rule knows).
+    rule = chosen.rule if chosen.kind in ("rule", "consequence") else None
+    if chosen.kind != "consequence":
+        best = max(
+            (c for c in roots if c.rule is not None and block.start <= c.row.line <= block.end and c.row.stream == chosen.row.stream),
+            key=lambda c: c.rule.priority,
+            default=None,
+        )
+        if best is not None and (rule is None or best.rule.priority > rule.priority):
+            rule = best.rule
+    rows_by_line = {r.line: r for r in index.rows}
+    reached = milestones_before(chosen.row, milestones, rows_by_line)
+    implied = {c.rule.implies for c in consequences if c.rule and c.rule.implies and c.row.line > chosen.row.line}
+    if kind == "consequence_only":
+        implied |= {chosen.rule.implies} if chosen.rule and chosen.rule.implies else set()
+    phase, reason = decide_phase(chosen.row, rule if kind != "consequence_only" else None, block.frames,
+                                 compiled.ruleset.frames, reached, implied)
+    generic = {"exception": "python_exception", "headline": "logged_exception", "plain_error": "error_line"}
+    category = rule.category.replace("{phase}", phase) if rule else generic.get(chosen.kind, "logged_exception")
+    if kind == "warning":
+        category = rule.category if rule else "warning_exception"
+    lines = [r.raw for r in block.rows]
+    return (
+        ErrorBlock(
+            row=chosen.row,
+            start=block.start,
+            end=block.end,
+            lines=lines,
+            rule=rule.id if rule else None,
+            category=category,
+            phase=phase,
+            explain=rule.explain if rule else "",
+            advice=rule.advice if rule else "",
+            kind=kind,
+        ),
+        phase,
+        reason,
+    )
+
+
+def _hang(milestones, rows: list[Row], ready_line, stop, rules):
+    """No error: a log that stops mid-startup (or is stopped by a signal there) is a hang."""
+    if ready_line is not None or not milestones:
+        return None, NO_FAILURE, "no error found"
+    startup_done = any(rules[m.rule].startup_done for m in milestones)
+    if startup_done and stop is None:
+        return None, NO_FAILURE, "start-up completed with no error"
+    last = max(milestones, key=lambda m: m.line)
+    # A marker's phase is the step in progress after it: the step that never finished.
+    phase = "engine_reserve" if startup_done else last.phase
+    row = next(r for r in rows if r.line == last.line)
+    block = ErrorBlock(
+        row=row, start=row.line, end=row.line, lines=[row.raw], rule=last.rule, category="hang", phase=phase,
+        explain="", advice="", kind="hang",
+    )
+    return block, phase, f"log stops after milestone {last.name} without an error"
+
+
+def _consequence_list(consequences: list[Candidate], chosen: Candidate | None) -> list[Consequence]:
+    out: dict[tuple[str, str], Consequence] = {}
+    for c in consequences:
+        if chosen is not None and c.row.line == chosen.row.line:
+            continue
+        key = (c.rule.id if c.rule else "", c.row.message[:80])
+        if key in out:
+            out[key].count += 1
+        elif len(out) < MAX_CONSEQUENCES:
+            out[key] = Consequence(c.row, c.rule.id if c.rule else "")
+    return list(out.values())
+
+
+def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Finding]:
+    findings = []
+    later = [c for c in roots if c.row.line > block.end]
+    if block.category in _CUDA_FAULTS or block.category.startswith("cuda"):
+        ooms = [c for c in later if c.rule and c.rule.category.startswith(_OOM_CATEGORIES)]
+        if ooms:
+            findings.append(Finding(
+                "oom-after-cuda-error", "info",
+                f"An out-of-memory error follows the CUDA error (line {ooms[0].row.line}); after a CUDA fault "
+                "the context is unusable and allocations fail: the OOM is a consequence, not a memory problem.",
+                [{"file": ooms[0].row.file, "line": ooms[0].row.line}],
+                "Fix the CUDA error first; do not tune memory settings for this OOM.",
+            ))
+    same = [c for c in later if c.rule and block.rule and c.rule.id == block.rule and c.row.stream != block.row.stream]
+    if same:
+        processes = sorted({c.row.process or "main" for c in same})
+        findings.append(Finding(
+            "same-error-other-processes", "info",
+            f"The same error is reported by {len(same)} more line(s) from {', '.join(processes[:6])}: one cause, "
+            "several ranks.",
+            [{"file": c.row.file, "line": c.row.line} for c in same[:5]],
+            "",
+        ))
+    if block.start == 1 and block.kind == "root" and block.row.line > 1:
+        findings.append(Finding(
+            "paste-starts-mid-block", "info",
+            "The input starts inside the error block: its beginning (headline, outer frames) was cut.",
+            [{"file": block.row.file, "line": 1}],
+            "Paste the log from the server's start, or at least from the first ERROR line of the block.",
+        ))
+    return findings
+
+
+def choose(analyses: list[LogAnalysis]) -> LogAnalysis | None:
+    """Across several logs of one run: a root beats a stand-in, then the earliest phase."""
+    if not analyses:
+        return None
+    ranked = {"root": 0, "consequence_only": 1, "plain_error": 2, "warning": 3, "hang": 4}
+
+    def key(a: LogAnalysis):
+        if a.first_error is None:
+            return (9, 9, 0)
+        return (ranked.get(a.first_error.kind, 5), phase_index(a.phase), a.first_error.row.line)
+
+    return min(analyses, key=key)

@@ -1,0 +1,219 @@
+"""Finding secrets and site identifiers in a block of text: shared by redaction and the leak scan.
+
+A find is a span of the block plus what it is. Overlapping secret finds are merged into their
+union (redact more rather than leave half a key behind); a mask never overlaps a secret.
+Placeholders already in the text (`<redacted:…>`, `<masked:…>`) are blanked before matching so no
+rule ever reads into one — re-redacting an output, or leak-scanning it, finds nothing there.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import regex
+
+from vllm_triage.bundle.redact_rules import MaskRule, RedactRules, SecretRule
+
+PLACEHOLDER = regex.compile(r"<(?:redacted|masked):[a-z0-9-]+(?::[0-9]+)?>")
+# Generous: the patterns are linear, a block is at most a few tens of MB. A timeout means a
+# pathological line; the caller then falls back to line-by-line scanning.
+BLOCK_TIMEOUT_S = 30.0
+LINE_TIMEOUT_S = 1.0
+
+
+@dataclass
+class Find:
+    start: int
+    end: int
+    rule: str
+    kind: str
+    priority: int
+    category: str  # "secret" | "mask"
+
+
+def neutralise(text: str) -> str:
+    """The text with every placeholder's inside blanked, offsets unchanged."""
+    if "<redacted:" not in text and "<masked:" not in text:
+        return text
+    return PLACEHOLDER.sub(lambda m: "<" + "_" * (len(m.group()) - 2) + ">", text)
+
+
+class Classifier:
+    """Names the kind of a secret value by its shape (hf_… → hf-token), with a cache."""
+
+    def __init__(self, rules: RedactRules) -> None:
+        self._shape_rules = [r for r in rules.secrets if r.shape]
+        self._cache: dict[str, str | None] = {}
+
+    def kind_of(self, value: str) -> str | None:
+        if value in self._cache:
+            return self._cache[value]
+        found = None
+        for rule in self._shape_rules:
+            try:
+                match = rule.compiled.search(value, timeout=LINE_TIMEOUT_S)
+            except TimeoutError:
+                continue
+            if match and match.span("value") == (0, len(value)):
+                found = rule.kind
+                break
+        if len(self._cache) < 100_000:
+            self._cache[value] = found
+        return found
+
+
+class Scope:
+    """One block of text and, per set of hints, the line ranges worth searching."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        lowered = text.lower()
+        # lower() may change the length of a few non-ASCII characters; offsets would then lie.
+        self._lowered = lowered if len(lowered) == len(text) else None
+        self._positions: dict[tuple[str, ...], list[int]] = {}
+        self._segments: dict[tuple[tuple[str, ...], bool], list[tuple[int, int]]] = {}
+
+    def ranges(self, hints: tuple[str, ...], multiline: bool) -> list[tuple[int, int]]:
+        if not hints or self._lowered is None:
+            return [(0, len(self.text))]
+        key = (hints, multiline)
+        if key not in self._segments:
+            self._segments[key] = self._hinted(self._hint_positions(hints), multiline)
+        return self._segments[key]
+
+    def _hint_positions(self, hints: tuple[str, ...]) -> list[int]:
+        if hints not in self._positions:
+            lowered = self._lowered
+            assert lowered is not None
+            positions: list[int] = []
+            for hint in hints:
+                at = lowered.find(hint)
+                while at >= 0:
+                    positions.append(at)
+                    at = lowered.find(hint, at + 1)
+            self._positions[hints] = sorted(positions)
+        return self._positions[hints]
+
+    def _hinted(self, positions: list[int], multiline: bool) -> list[tuple[int, int]]:
+        text = self.text
+        segments: list[tuple[int, int]] = []
+        for at in positions:
+            if segments and at < segments[-1][1]:
+                continue
+            start = text.rfind("\n", 0, at) + 1
+            # A multi-line rule's hint may sit on its first line; the match runs into the next.
+            end = at
+            for _ in range(2 if multiline else 1):
+                newline = text.find("\n", end)
+                end = len(text) if newline < 0 else newline + 1
+            if segments and start <= segments[-1][1]:
+                segments[-1] = (segments[-1][0], end)
+            else:
+                segments.append((start, end))
+        return segments
+
+    def matches(self, rule: SecretRule | MaskRule, timeout: float) -> Iterator[regex.Match]:
+        for start, end in self.ranges(rule.hints, rule.multiline):
+            yield from rule.compiled.finditer(self.text, start, end, timeout=timeout)
+
+
+def secret_finds(
+    scope: Scope, rules: RedactRules, chosen: Iterable[SecretRule], classifier: Classifier, timeout: float
+) -> list[Find]:
+    """Every accepted match of the chosen secret rules (text already neutralised)."""
+    text = scope.text
+    finds: list[Find] = []
+    for rule in chosen:
+        for match in scope.matches(rule, timeout):
+            start, end = match.span("value")
+            if start < 0 or start == end:
+                continue
+            name_kind = None
+            if rule.gate == "name":
+                name_kind = rules.names.secret_kind(match.group("name") or "")
+                if name_kind is None:
+                    continue
+            value = text[start:end]
+            if not rule.multiline and "\n" in value:
+                continue  # a pattern that slipped across a line end: never trust it
+            if rules.is_trivial(value):
+                continue
+            kind = rule.kind
+            if kind == "auto":
+                kind = classifier.kind_of(value) or name_kind or "secret"
+            finds.append(Find(start, end, rule.id, kind, rule.priority, "secret"))
+    return finds
+
+
+def mask_finds(scope: Scope, chosen: Iterable[MaskRule], timeout: float) -> list[Find]:
+    text = scope.text
+    finds: list[Find] = []
+    for rule in chosen:
+        for match in scope.matches(rule, timeout):
+            start, end = match.span("value")
+            if start < 0 or start == end or "\n" in text[start:end] or rule.keeps(text[start:end]):
+                continue
+            finds.append(Find(start, end, rule.id, rule.kind, rule.priority, "mask"))
+    return finds
+
+
+def literal_finds(text: str, values: dict[str, str], before: frozenset[str], after: frozenset[str], rule: str,
+                  category: str) -> list[Find]:
+    """Occurrences of values already known to be secret (or a site's name) anywhere in the text,
+    not inside a longer word (`before`/`after`: characters that may not touch the value).
+    Plain substring search: a handful of known values, searched fast, never backtracking."""
+    finds: list[Find] = []
+    for value, kind in values.items():
+        at = text.find(value)
+        while at >= 0:
+            end = at + len(value)
+            if (at == 0 or text[at - 1] not in before) and (end == len(text) or text[end] not in after):
+                finds.append(Find(at, end, rule, kind, 0, category))
+            at = text.find(value, at + 1)
+    return finds
+
+
+def resolve(text: str, secrets: list[Find], masks: list[Find], classifier: Classifier) -> list[Find]:
+    """Non-overlapping finds in text order: secret finds merged into their unions, then the masks
+    that touch no secret and no stronger mask."""
+    merged: list[Find] = []
+    for find in sorted(secrets, key=lambda f: (f.start, -f.end)):
+        if merged and find.start < merged[-1].end:
+            last = merged[-1]
+            best = last if last.priority >= find.priority else find
+            merged[-1] = Find(last.start, max(last.end, find.end), best.rule, best.kind, best.priority, "secret")
+        else:
+            merged.append(find)
+    for index, find in enumerate(merged):
+        # A union (or a value found by a context rule) is named by its shape when it has one.
+        shaped = classifier.kind_of(text[find.start : find.end])
+        if shaped and shaped != find.kind:
+            merged[index] = Find(find.start, find.end, find.rule, shaped, find.priority, "secret")
+    # Taken spans never overlap, so a sorted list of them answers "does this overlap?" by bisection.
+    starts = [f.start for f in merged]
+    ends = [f.end for f in merged]
+    accepted_masks: list[Find] = []
+    for find in sorted(masks, key=lambda f: (-f.priority, f.start, -(f.end - f.start))):
+        index = bisect.bisect_right(starts, find.start)
+        if index > 0 and ends[index - 1] > find.start:
+            continue
+        if index < len(starts) and starts[index] < find.end:
+            continue
+        starts.insert(index, find.start)
+        ends.insert(index, find.end)
+        accepted_masks.append(find)
+    return sorted(merged + accepted_masks, key=lambda f: f.start)
+
+
+def line_numbers(text: str, finds: list[Find], first_line: int) -> list[int]:
+    """The 1-based line of each find's start (finds in text order)."""
+    lines = []
+    line = first_line
+    position = 0
+    for find in finds:
+        line += text.count("\n", position, find.start)
+        position = find.start
+        lines.append(line)
+    return lines

@@ -1,0 +1,76 @@
+"""Template placeholders and elisions left in a paste: the artefact they stand in is missing.
+
+"Your output of `python collect_env.py` here" under the collect_env heading, "<paste here>" where
+the log should be, a launch command shortened with "…" — each is text where evidence should be.
+The placeholders are data (rules/checklist.toml `[[placeholder]]`); this module finds them, with
+the file and line, in every artefact they apply to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from vllm_triage.bundle.checklist_data import ChecklistData
+from vllm_triage.bundle.trials import Trial
+from vllm_triage.provenance import Provenance
+
+# Roles whose lines starting with `#` are comments (a comment may say anything, even "…").
+_COMMENTED_ROLES = ("launch_command", "environment", "request")
+# A file nothing recognised (a placeholder is no artefact) is placed by its name.
+_NAME_HINTS = (
+    ("collect_env", "collect_env"), ("collect-env", "collect_env"), ("nvidia", "nvidia_smi"),
+    ("inspect", "container_inspect"), ("command", "launch_command"), ("launch", "launch_command"),
+    ("compose", "launch_command"), ("request", "request"), ("curl", "request"), ("env", "environment"),
+    ("log", "vllm_log"),
+)
+MAX_LINE_SHOWN = 160
+
+
+@dataclass(frozen=True)
+class PlaceholderHit:
+    placeholder: str
+    explain: str
+    role: str
+    file: str
+    line: int
+    text: str
+
+    @property
+    def where(self) -> Provenance:
+        return Provenance(self.file, self.line)
+
+    def to_json(self) -> dict:
+        return {"placeholder": self.placeholder, "role": self.role, "file": self.file, "line": self.line,
+                "text": self.text}
+
+
+def role_for(name: str, role: str | None) -> str:
+    """The role a placeholder file stands in for: its sniffed role, else what its name says."""
+    if role not in (None, "unknown"):
+        return str(role)
+    base = PurePosixPath(name.replace("!", "/")).name.lower()
+    return next((hinted for word, hinted in _NAME_HINTS if word in base), "unknown")
+
+
+def find_placeholders(trial: Trial, data: ChecklistData) -> list[PlaceholderHit]:
+    hits: list[PlaceholderHit] = []
+    for source in trial.sources:
+        if source.role == "manifest":
+            continue
+        role = role_for(source.name, source.role)
+        text = trial.text(source)
+        chosen = [p for p in data.placeholders if p.applies_to(role) and p.anywhere(text)]
+        if not chosen:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            if role in _COMMENTED_ROLES and line.lstrip().startswith("#"):
+                continue
+            for placeholder in chosen:
+                if placeholder.search(line):
+                    shown = line.strip()
+                    if len(shown) > MAX_LINE_SHOWN:
+                        shown = shown[: MAX_LINE_SHOWN - 1] + "…"
+                    hits.append(PlaceholderHit(placeholder.id, placeholder.explain, role, source.name, number, shown))
+                    break  # one hit per line is enough evidence
+    return hits

@@ -1,0 +1,222 @@
+"""Redaction: secrets become stable pseudonyms, optionally host names, IPs and user names too.
+
+The library API (used by `vllm-triage redact` and by report rendering):
+
+    redactor = Redactor(masks=MaskOptions(hosts=True))
+    for text in texts:            # pass 1: learn every secret, so numbering is stable and a
+        redactor.learn(text)      # secret seen in one file is also replaced where it stands bare
+    clean = redactor.redact(text, file="env/vllm.env")   # pass 2: replace; records Redactions
+
+or, for one string, `redact_text(text)`. The same secret gets the same placeholder everywhere
+(`<redacted:hf-token:1>`), so "the token in the env file is the one in the curl" survives.
+The redactions recorded say what kind, where and which placeholder — never the secret itself.
+"""
+
+from __future__ import annotations
+
+import string
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from vllm_triage.bundle import detect, redact_rules
+from vllm_triage.bundle.detect import Classifier, Find
+from vllm_triage.bundle.redact_rules import MASK_FLAGS, RedactRules
+from vllm_triage.errors import RuleError
+
+MAX_RECORDED = 10_000  # detailed entries kept; counts are always complete
+# A known value is replaced elsewhere only where it stands as a whole word (or a whole host name:
+# `gpu-node-1` is not swept out of `gpu-node-17`).
+_WORD = frozenset(string.ascii_letters + string.digits)
+_HOST_BEFORE = _WORD | frozenset("_.-")
+_HOST_AFTER = _WORD | frozenset("_-")
+
+
+@dataclass(frozen=True)
+class MaskOptions:
+    hosts: bool = False
+    ips: bool = False
+    users: bool = False
+
+    def enabled(self, kind: str) -> bool:
+        return bool(getattr(self, MASK_FLAGS[kind]))
+
+    def to_json(self) -> dict:
+        return {"mask_hosts": self.hosts, "mask_ips": self.ips, "mask_users": self.users}
+
+
+@dataclass(frozen=True)
+class Redaction:
+    category: str  # secret | mask
+    kind: str
+    rule: str
+    file: str
+    line: int
+    placeholder: str
+
+    def to_json(self) -> dict:
+        return {
+            "category": self.category, "kind": self.kind, "rule": self.rule, "file": self.file,
+            "line": self.line, "placeholder": self.placeholder,
+        }
+
+
+def _sweepable_secret(value: str) -> bool:
+    # Replaced wherever it appears only when it cannot be an ordinary word of a log.
+    return len(value) >= 8 and "\n" not in value and (not value.isalpha() or len(value) >= 16)
+
+
+def _sweepable_host(value: str) -> bool:
+    return len(value) >= 4 and any(c.isdigit() or c in "-." for c in value)
+
+
+class Redactor:
+    """Finds and replaces secrets (and enabled masks) with placeholders stable across calls."""
+
+    def __init__(
+        self,
+        rules: RedactRules | None = None,
+        *,
+        masks: MaskOptions = MaskOptions(),
+        disabled: Iterable[str] = (),
+        max_recorded: int = MAX_RECORDED,
+    ) -> None:
+        self.rules = rules or redact_rules.builtin()
+        self.masks = masks
+        self.disabled = sorted(set(disabled))
+        known_ids = {r.id for r in self.rules.secrets} | {r.id for r in self.rules.masks}
+        unknown = set(self.disabled) - known_ids
+        if unknown:
+            raise RuleError(f"--disable: no redaction rule named {', '.join(sorted(unknown))}")
+        self._secret_rules = [r for r in self.rules.secrets if r.id not in self.disabled]
+        self._mask_rules = [r for r in self.rules.masks if masks.enabled(r.kind) and r.id not in self.disabled]
+        self._sweeping_masks = {r.id for r in self._mask_rules if r.sweep}
+        self._classifier = Classifier(self.rules)
+        self._placeholder_of: dict[str, str] = {}
+        self._kind_of: dict[str, str] = {}
+        self._numbers: Counter[tuple[str, str]] = Counter()
+        self._sweep_secrets: dict[str, str] = {}
+        self._sweep_hosts: dict[str, str] = {}
+        self.max_recorded = max_recorded
+        self.redactions: list[Redaction] = []
+        self.unrecorded = 0
+        self.counts: Counter[tuple[str, str, str]] = Counter()  # (file, category, kind)
+        self.occurrences: Counter[str] = Counter()  # placeholder → times written
+        self.files_of: dict[str, set[str]] = {}
+
+    # ------------------------------------------------------------------ the two passes
+
+    def learn(self, text: str) -> None:
+        """Pass 1: give every secret (and mask) in the text its placeholder, without replacing."""
+        for find in self._finds(text, sweep=False):
+            self._placeholder(text[find.start : find.end], find)
+
+    def redact(self, text: str, file: str = "", first_line: int = 1) -> str:
+        """Pass 2: the text with every find replaced; each replacement is recorded."""
+        finds = self._finds(text, sweep=True)
+        if not finds:
+            return text
+        pieces: list[str] = []
+        position = 0
+        for find, line in zip(finds, detect.line_numbers(text, finds, first_line), strict=True):
+            placeholder = self._placeholder(text[find.start : find.end], find)
+            pieces.append(text[position : find.start])
+            pieces.append(placeholder)
+            position = find.end
+            # A value already named by the other category keeps its first placeholder, and its category.
+            category = "secret" if placeholder.startswith("<redacted:") else "mask"
+            self._record(Redaction(category, self._kind_of[placeholder], find.rule, file, line, placeholder))
+        pieces.append(text[position:])
+        return "".join(pieces)
+
+    # ------------------------------------------------------------------ what the report needs
+
+    def known_secrets(self) -> set[str]:
+        """Secret values seen (in memory only, for the leak scan of binary files and of the output)."""
+        return set(self._sweep_secrets)
+
+    def pseudonyms(self) -> list[dict]:
+        """Every placeholder written: its kind, how often and in which files (never the value)."""
+        return [
+            {
+                "placeholder": placeholder,
+                "category": "secret" if placeholder.startswith("<redacted:") else "mask",
+                "kind": self._kind_of[placeholder],
+                "occurrences": count,
+                "files": sorted(self.files_of.get(placeholder, ())),
+            }
+            for placeholder, count in sorted(self.occurrences.items(), key=lambda item: _order(item[0]))
+        ]
+
+    # ------------------------------------------------------------------ internals
+
+    def _placeholder(self, value: str, find: Find) -> str:
+        placeholder = self._placeholder_of.get(value)
+        if placeholder is not None:
+            return placeholder
+        prefix = "redacted" if find.category == "secret" else "masked"
+        self._numbers[(prefix, find.kind)] += 1
+        placeholder = f"<{prefix}:{find.kind}:{self._numbers[(prefix, find.kind)]}>"
+        self._placeholder_of[value] = placeholder
+        self._kind_of[placeholder] = find.kind
+        if find.category == "secret" and _sweepable_secret(value):
+            self._sweep_secrets[value] = find.kind
+        elif find.rule in self._sweeping_masks and _sweepable_host(value):
+            self._sweep_hosts[value] = find.kind
+        return placeholder
+
+    def _record(self, entry: Redaction) -> None:
+        self.counts[(entry.file, entry.category, entry.kind)] += 1
+        self.occurrences[entry.placeholder] += 1
+        self.files_of.setdefault(entry.placeholder, set()).add(entry.file)
+        if len(self.redactions) < self.max_recorded:
+            self.redactions.append(entry)
+        else:
+            self.unrecorded += 1
+
+    def _finds(self, text: str, sweep: bool) -> list[Find]:
+        scan = detect.neutralise(text)
+        try:
+            return self._finds_in(scan, sweep, detect.BLOCK_TIMEOUT_S)
+        except TimeoutError:
+            return self._finds_by_line(scan, sweep)
+
+    def _finds_in(self, text: str, sweep: bool, timeout: float) -> list[Find]:
+        scope = detect.Scope(text)
+        secrets = detect.secret_finds(scope, self.rules, self._secret_rules, self._classifier, timeout)
+        masks = detect.mask_finds(scope, self._mask_rules, timeout)
+        if sweep:
+            secrets += detect.literal_finds(text, self._sweep_secrets, _WORD, _WORD, "known-secret", "secret")
+            masks += detect.literal_finds(text, self._sweep_hosts, _HOST_BEFORE, _HOST_AFTER, "known-host", "mask")
+        return detect.resolve(text, secrets, masks, self._classifier)
+
+    def _finds_by_line(self, text: str, sweep: bool) -> list[Find]:
+        """Fallback when a block took too long: line by line; a line that still times out is
+        replaced whole (fail closed: an unscanned line may hold anything)."""
+        finds: list[Find] = []
+        offset = 0
+        for line in text.splitlines(keepends=True):
+            body = line.rstrip("\r\n")
+            try:
+                for find in self._finds_in(body, sweep, detect.LINE_TIMEOUT_S):
+                    finds.append(Find(find.start + offset, find.end + offset, find.rule, find.kind,
+                                      find.priority, find.category))
+            except TimeoutError:
+                if body:
+                    finds.append(Find(offset, offset + len(body), "unscanned-line", "unscanned-line", 0, "secret"))
+            offset += len(line)
+        return finds
+
+
+def _order(placeholder: str) -> tuple[str, str, int]:
+    prefix, kind, number = placeholder.strip("<>").rsplit(":", 2)
+    return prefix, kind, int(number)
+
+
+def redact_text(
+    text: str, *, masks: MaskOptions = MaskOptions(), rules: RedactRules | None = None, file: str = ""
+) -> tuple[str, list[Redaction]]:
+    """One string, redacted on its own: (clean text, what was replaced)."""
+    redactor = Redactor(rules, masks=masks)
+    redactor.learn(text)
+    return redactor.redact(text, file=file), redactor.redactions

@@ -1,0 +1,102 @@
+"""Redaction of the report (on by default) with the bundle redaction's own library
+(vllm_triage/bundle/redact.py), and the leak scan of what is about to be written.
+
+The report's data is redacted before it is rendered, string by string: a placeholder such as
+`<redacted:hf-token:1>` then goes through the HTML escaping and the Markdown code fences like any
+other text, instead of being mangled (or, in HTML, swallowed as a tag) by a pass over the output.
+Every artefact of the bundles is learned first, so a secret found by its name in an env file is
+also replaced where it stands bare in a command or an error line, with the same placeholder.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from typing import Any
+
+from vllm_triage.bundle.leakscan import Leak, LeakScanner
+from vllm_triage.bundle.redact import Redactor
+from vllm_triage.bundle.trials import Trial
+from vllm_triage.errors import EXIT_INCOMPLETE, TriageError
+
+LOG_LEARN_CHARS = 2 * 1024 * 1024
+
+
+class LeakError(TriageError):
+    """The rendered report still holds something secret-looking: it is not written."""
+
+    exit_code = EXIT_INCOMPLETE
+    problem_id = "leak-scan-failed"
+
+
+def _learn(redactor: Redactor, trials: list[Trial]) -> None:
+    for trial in trials:
+        for source in trial.sources:
+            if source.role == "manifest":
+                continue
+            text = trial.text(source)
+            if source.role == "vllm_log":
+                # Only the head of a log is learned: the report quotes a few of its lines, which are
+                # redacted on their own; a log names secrets in its first lines (arguments, env).
+                text = text[:LOG_LEARN_CHARS]
+            if text:
+                redactor.learn(text)
+
+
+def _walk(value: Any, redactor: Redactor, path: str) -> Any:
+    if isinstance(value, str):
+        return redactor.redact(value, file=path)
+    if isinstance(value, list):
+        return [_walk(v, redactor, f"{path}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return {k: _walk(v, redactor, f"{path}.{k}" if path else k) for k, v in value.items()}
+    return value
+
+
+def redact_report(report: dict[str, Any], trials: list[Trial]) -> tuple[dict[str, Any], Redactor]:
+    """The report with every string redacted, and the redactor (for the summary and the leak scan)."""
+    redactor = Redactor()
+    _learn(redactor, trials)
+    clean = _walk({k: v for k, v in report.items() if k != "redaction"}, redactor, "")
+    kinds: Counter[str] = Counter()
+    for (_file, category, kind), count in redactor.counts.items():
+        if category == "secret":
+            kinds[kind] += count
+    clean["redaction"] = {
+        "enabled": True,
+        "replaced": sum(kinds.values()),
+        "by_kind": [{"kind": kind, "count": count} for kind, count in sorted(kinds.items())],
+        "pseudonyms": [{"placeholder": p["placeholder"], "kind": p["kind"], "occurrences": p["occurrences"]}
+                       for p in redactor.pseudonyms()],
+    }
+    return clean, redactor
+
+
+def _strings(value: Any, path: str = "") -> list[tuple[str, str]]:
+    if isinstance(value, str):
+        return [(path, value)]
+    if isinstance(value, list):
+        return [pair for i, v in enumerate(value) for pair in _strings(v, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in _strings(v, f"{path}.{k}" if path else k)]
+    return []
+
+
+def leak_scan(report: dict[str, Any], text: str, fmt: str, redactor: Redactor) -> list[Leak]:
+    """Every string of the redacted data, then the rendered output as a reader sees it (HTML
+    entities decoded: `&lt;redacted:…&gt;` is a placeholder, not a value). JSON is the data itself,
+    whose escapes (`\\n` after a placeholder) would only confuse a scan of the serialised text."""
+    scanner = LeakScanner(known=redactor.known_secrets())
+    leaks = [leak for path, value in _strings(report) for leak in scanner.scan_text(value, path)]
+    if fmt == "html":
+        leaks += scanner.scan_text(html.unescape(text), "report.html")
+    elif fmt == "md":
+        leaks += scanner.scan_text(text, "report.md")
+    return leaks
+
+
+def refuse_leaks(leaks: list[Leak], name: str) -> None:
+    if leaks:
+        shown = "; ".join(f"{leak.file}:{leak.line}: {leak.kind} (rule {leak.rule})" for leak in leaks[:3])
+        raise LeakError(f"the {name} report still holds {len(leaks)} secret-looking value(s) after redaction "
+                        f"({shown}); nothing was written", "report an issue with vllm-triage; do not share the bundle as is")

@@ -1,0 +1,206 @@
+"""The command line: one thin function per command (arguments, one call, render).
+
+Exit codes: 0 ok · 1 check: bundle incomplete / rules check failed · 2 usage error ·
+3 diff/series confounded · 4 bad input (missing, empty, binary, not a log, corrupt archive) ·
+70 internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from vllm_triage import __version__
+from vllm_triage.errors import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, TriageError
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok; 1 incomplete/failed check; 2 usage error; 3 confounded comparison; "
+    "4 bad input (missing, empty, binary, not the expected format, corrupt archive); 70 internal error."
+)
+FORMATS = ["text", "json", "md"]
+
+
+def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
+    """Turn every failure into one line on stderr and its exit code; never a traceback.
+
+    `input_exit` replaces the exit code of bad input for commands whose contract says otherwise
+    (diff and series: 2 for a usage or input error, so that 3 stays "confounded")."""
+    try:
+        return action()
+    except TriageError as exc:
+        click.echo(exc.one_line(), err=True)
+        sys.exit(input_exit if input_exit is not None and exc.exit_code == EXIT_INPUT else exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("vllm-triage: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug: one line, the traceback only on request
+        if os.environ.get("VLLM_TRIAGE_DEBUG"):
+            traceback.print_exc()
+        click.echo(f"vllm-triage: internal-error: {type(exc).__name__}: {exc} (set VLLM_TRIAGE_DEBUG=1 for the traceback)", err=True)
+        sys.exit(EXIT_INTERNAL)
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _use_colour() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="vllm-triage")
+def cli() -> None:
+    """Offline forensic analyzer for failed vLLM deployments."""
+
+
+rules_option = click.option(
+    "--rules", "rule_dirs", multiple=True, type=click.Path(), help="Extra rule directory (repeatable); its ids override built-ins."
+)
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("-v", "--verbose", is_flag=True, help="Show the whole error block and every consequence.")
+@rules_option
+def triage(paths: tuple[str, ...], fmt: str, verbose: bool, rule_dirs: tuple[str, ...]) -> None:
+    """Find the first (root) error block of a vLLM log and the phase it failed in.
+
+    PATHS: log files, bundle folders, .tar.gz/.tgz/.zip bundles, .gz logs, or - for stdin.
+    """
+    from vllm_triage.pipeline import triage as run_triage
+    from vllm_triage.render.triage_json import triage_to_json
+
+    result = _run(lambda: run_triage(list(paths), list(rule_dirs), sys.stdin.buffer))
+    data = triage_to_json(result)
+    if fmt == "json":
+        _emit_json(data)
+    elif fmt == "md":
+        from vllm_triage.render.templates import render
+
+        click.echo(render("triage.md.j2", r=data), nl=False)
+    else:
+        from vllm_triage.render.triage_text import render_triage_text
+
+        click.echo(render_triage_text(data, colour=_use_colour(), verbose=verbose), nl=False)
+
+
+@cli.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@rules_option
+def fingerprint(paths: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> None:
+    """Read the environment of a run (host, container, image, launch, env, request) with provenance,
+    and check it: driver vs CUDA build, GPU visibility, shared GPUs, recipes, baseline hygiene.
+
+    PATHS: artefact files (nvidia-smi, docker inspect, launch command, collect_env, env, request,
+    vLLM log), bundle folders, .tar.gz/.tgz/.zip bundles, or - for stdin.
+    """
+    from vllm_triage.pipeline import fingerprint as run_fingerprint
+
+    found = _run(lambda: run_fingerprint(list(paths), list(rule_dirs), sys.stdin.buffer))
+    if fmt == "json":
+        _emit_json(found.to_json())
+        return
+    from vllm_triage.render.fingerprint_text import render_fingerprint_text
+
+    text = _run(lambda: render_fingerprint_text(found.to_json(), found.inputs, found.notes, colour=_use_colour()))
+    click.echo(text, nl=False)
+
+
+@cli.group()
+def rules() -> None:
+    """List and check the rule files."""
+
+
+@rules.command("list")
+@click.option("--kind", type=click.Choice(["marker", "error", "consequence", "noise", "check"]))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@rules_option
+def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
+    """List the rules in force (built-in plus --rules directories)."""
+    from vllm_triage.engine.rules import load
+
+    ruleset = _run(lambda: load(list(rule_dirs)))
+    chosen = [r for r in ruleset.rules if kind is None or r.kind == kind]
+    if fmt == "json":
+        _emit_json(
+            [
+                {"id": r.id, "kind": r.kind, "phase": r.phase, "category": r.category, "priority": r.priority,
+                 "file": r.file, "pattern": r.pattern}
+                for r in chosen
+            ]
+        )
+        return
+    for r in sorted(chosen, key=lambda r: (r.kind, r.phase, r.id)):
+        click.echo(f"{r.kind:<12} {r.phase:<15} {r.id:<40} {r.category}")
+    click.echo(f"{len(chosen)} rules from {len(ruleset.files)} files", err=True)
+
+
+@rules.command("check")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@rules_option
+def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
+    """Validate every rule file: fields, patterns (both regex engines, hostile input), examples."""
+    from vllm_triage.data_check import check_data
+    from vllm_triage.engine.check import check
+
+    problems, n_files, n_rules = _run(lambda: check(list(rule_dirs)))
+    problems = problems + _run(lambda: check_data(list(rule_dirs)))
+    if fmt == "json":
+        _emit_json(
+            {"files": n_files, "rules": n_rules,
+             "problems": [{"file": p.file, "rule": p.rule, "message": p.message} for p in problems]}
+        )
+    else:
+        for problem in problems:
+            click.echo(str(problem))
+    click.echo(f"{n_rules} rules in {n_files} files: {len(problems)} problem(s)", err=True)
+    if problems:
+        sys.exit(EXIT_INCOMPLETE)
+
+
+def _register_command_modules() -> None:
+    import importlib
+
+    from vllm_triage.commands import COMMAND_MODULES
+
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue  # not written yet
+            raise
+        cli.add_command(module.command)
+
+
+_register_command_modules()
+
+
+def main() -> None:
+    # Usage errors are one line too (click would print the usage block first); --help still works.
+    try:
+        cli.main(prog_name="vllm-triage", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        sys.exit(EXIT_USAGE)
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "vllm-triage"
+        click.echo(f"vllm-triage: usage-error: {exc.format_message()} (see `{command} --help`)", err=True)
+        sys.exit(EXIT_USAGE)
+    except click.exceptions.Abort:
+        click.echo("vllm-triage: interrupted", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        click.echo(f"vllm-triage: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,28 @@
+"""What `diff` and `series` do once their result is computed: print it as JSON, Markdown (a
+template in reports/) or text, and exit with the verdict's code."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from vllm_triage.cli import _emit_json, _use_colour
+from vllm_triage.render.compare_text import template_helpers
+from vllm_triage.render.templates import render
+
+
+def emit_comparison(
+    result: Any, fmt: str, show_noise: bool, template: str, key: str, text_renderer: Callable[..., str]
+) -> None:
+    data = result.to_json()
+    if fmt == "json":
+        _emit_json(data)
+    elif fmt == "md":
+        click.echo(render(template, **{key: data}, show_noise=show_noise, **template_helpers()), nl=False)
+    else:
+        click.echo(text_renderer(data, colour=_use_colour(), show_noise=show_noise), nl=False)
+    if result.exit_code:
+        sys.exit(result.exit_code)

@@ -1,0 +1,87 @@
+"""`vllm-triage scan PATH… -o OUT_DIR`: many bundles → Parquet (vllm_triage/fleet/)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+EPILOG = (
+    "Each bundle (a folder with bundle.toml, an archive, or a folder holding a vLLM log) is one run. "
+    "Unchanged bundles are skipped; unreadable ones are recorded with their error. "
+    "Exit codes: 0 scanned (whatever the runs found); 2 usage error; 4 bad input or rules, fleet dir locked; "
+    "70 internal error."
+)
+
+
+class _ProgressBar:
+    """click's bar on stderr when stderr is a terminal; nothing at all when piped or redirected."""
+
+    def __init__(self) -> None:
+        self.bar = None
+
+    def start(self, total: int) -> None:
+        if total and sys.stderr.isatty():
+            self.bar = click.progressbar(length=total, label="scanning", file=sys.stderr, show_pos=True)
+            self.bar.__enter__()
+
+    def advance(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.update(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+
+
+@click.command("scan", epilog=EPILOG)
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Fleet directory (created; later scans append).",
+)
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: every core]."
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Analyse every bundle again, even unchanged ones (after upgrading vllm-triage).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--rules", "rule_dirs", multiple=True, type=click.Path(), help="Extra rule directory (repeatable)."
+)
+def command(
+    paths: tuple[str, ...], out_dir: str, jobs: int | None, force: bool, fmt: str, rule_dirs: tuple[str, ...]
+) -> None:
+    """Triage and fingerprint every bundle under PATHS into Parquet tables (runs, findings, knobs).
+
+    Query the result with polars/DuckDB/Spark (`OUT_DIR/runs/*.parquet`) or `vllm-triage fleet OUT_DIR`.
+    """
+    import json
+
+    from vllm_triage.cli import _run
+    from vllm_triage.fleet.scan import scan
+
+    bar = _ProgressBar()
+    try:
+        stats = _run(
+            lambda: scan(
+                list(paths), out_dir, jobs, tuple(rule_dirs), force, progress=bar.advance, on_total=bar.start
+            )
+        )
+    finally:
+        bar.close()
+    if fmt == "json":
+        click.echo(json.dumps(stats.to_json(), indent=2))
+        return
+    unreadable = f" ({stats.unreadable} unreadable, recorded)" if stats.unreadable else ""
+    click.echo(
+        f"{stats.bundles} bundle(s) in {stats.seconds:.1f} s with {stats.jobs} job(s): {stats.analysed} analysed{unreadable}, "
+        f"{stats.unchanged} unchanged, {stats.duplicates} duplicate(s) → {stats.out_dir} (scan {stats.scan_id})"
+    )

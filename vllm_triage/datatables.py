@@ -1,0 +1,64 @@
+"""Reading the TOML data families under rules/ (and --rules directories) the same strict way:
+one error naming the file for unreadable or invalid TOML, for a table that is not an array of
+tables, and for missing or unknown fields."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from vllm_triage.errors import RuleError
+
+# name -> (required fields, optional fields)
+Schema = Mapping[str, tuple[set[str], set[str]]]
+
+
+def fail(file: str, message: str) -> RuleError:
+    return RuleError(f"{file}: {message}")
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    name = str(path)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise fail(name, f"cannot read ({exc})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise fail(name, f"is not valid TOML ({exc})") from exc
+
+
+def check_keys(table: Any, name: str, file: str, schema: Schema) -> dict[str, Any]:
+    if not isinstance(table, dict):
+        raise fail(file, f"[[{name}]] must be a table")
+    required, optional = schema[name]
+    label = table.get("id") or table.get("name") or ""
+    missing = required - set(table)
+    if missing:
+        raise fail(file, f"[[{name}]] {label} misses {', '.join(sorted(missing))}".replace("  ", " "))
+    unknown = set(table) - required - optional
+    if unknown:
+        raise fail(file, f"[[{name}]] {label}: unknown field(s) {', '.join(sorted(unknown))}".replace("  ", " "))
+    return table
+
+
+def array_tables(document: dict[str, Any], schema: Schema, file: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(table name, checked table) for every `[[name]]` of the schema in the document."""
+    for table_name in schema:
+        entries = document.get(table_name, [])
+        if not isinstance(entries, list):
+            raise fail(file, f"{table_name} must be an array of tables ([[{table_name}]])")
+        for entry in entries:
+            yield table_name, check_keys(entry, table_name, file, schema)
+
+
+def with_extra_dirs(builtin: Path, extra_dirs: list[str] | None) -> tuple[str, ...]:
+    dirs = [builtin]
+    for extra in extra_dirs or []:
+        path = Path(extra)
+        if not path.is_dir():
+            raise RuleError(f"--rules {extra}: not a directory")
+        dirs.append(path)
+    return tuple(str(d) for d in dirs)

@@ -1,0 +1,144 @@
+"""Compile a RuleSet into vectorised polars expressions, plus the prefilter that keeps big logs fast.
+
+The prefilter is one Rust regex, the union of every error/consequence pattern (with its start/end
+anchors dropped, since it runs on the raw line before prefixes are stripped) and of the structural
+patterns the analysis needs (tracebacks, exception lines). It can only over-select: a line it
+rejects cannot match any such rule, so skipping the full prefix parse for it loses nothing.
+Markers are found separately: only the first line of each milestone is needed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+import regex
+
+from vllm_triage.engine.rules import KIND_PRECEDENCE, Rule, RuleSet
+
+TRACEBACK = r"^Traceback \(most recent call last\)"
+# An exception line ends a traceback: `ValueError: …`, `torch.OutOfMemoryError: …`,
+# `RuntimeError("…")` (a repr logged by V0), `KeyboardInterrupt`, `AssertionError`.
+EXCEPTION_LINE = (
+    r"^(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault|Failure)|StopIteration)"
+    r"(?:: .*|:|\(.*\)|\s*)$"
+)
+_STRUCTURAL_PREFILTER = (
+    r"Traceback \(most recent call last\)",
+    r"[A-Za-z](?:Error|Exception|Interrupt|Exit|Fault|Failure)(?::|\(|\s*$)",
+    r"StopIteration",
+)
+
+
+_START_ANCHOR = re.compile(r"(^|\||\((?:\?:)?)\^")
+_END_ANCHOR = re.compile(r"(?<!\\)\$(?=\||\)|$)")
+
+
+def unanchor(pattern: str) -> str:
+    """Drop ^/$ anchors (at the start, end, or either side of an alternation branch).
+
+    The prefilter runs on the raw line, where the message starts after the prefixes; dropping
+    anchors only widens the match, which is all a prefilter may do.
+    """
+    return _END_ANCHOR.sub("", _START_ANCHOR.sub(r"\1", pattern))
+
+
+@dataclass
+class CompiledRules:
+    ruleset: RuleSet
+    prefilter: str
+    markers: list[Rule]
+    classifiers: list[Rule]
+    # Lines this matches are noise whatever else they contain (a client's 400 quoting an error
+    # text): they are dropped before the costly prefix parse.
+    noise_filter: str = ""
+
+    def prefilter_without(self, done: frozenset[str]) -> str:
+        """The prefilter minus rules that need no more lines (a marker already seen, a rule whose
+        hit budget is spent). Noise rules are never in it: a noise line matters only when another
+        pattern selects it, and then it is classified (and discarded) like any selected line."""
+        if not done:
+            return self.prefilter
+        return _union([r for r in self.classifiers + self.stop_markers if r.id not in done])
+
+    @property
+    def stop_markers(self) -> list[Rule]:
+        # Stop signals can come at any time, so they ride in the main prefilter.
+        return [r for r in self.markers if r.shutdown]
+
+    def marker_expr(self, column: str = "message") -> pl.Expr:
+        return _first_match(self.markers, column)
+
+    def class_expr(self, column: str = "message") -> pl.Expr:
+        return _first_match(self.classifiers, column)
+
+
+def _first_match(rules: list[Rule], column: str) -> pl.Expr:
+    if not rules:
+        return pl.lit(None, dtype=pl.String)
+    col = pl.col(column)
+    chain = pl.when(col.str.contains(rules[0].pattern)).then(pl.lit(rules[0].id))
+    for rule in rules[1:]:
+        chain = chain.when(col.str.contains(rule.pattern)).then(pl.lit(rule.id))
+    return chain.otherwise(pl.lit(None, dtype=pl.String))
+
+
+def compile_rules(ruleset: RuleSet) -> CompiledRules:
+    markers = [r for r in ruleset.rules if r.kind == "marker"]
+    classifiers = sorted(
+        (r for r in ruleset.rules if r.kind in KIND_PRECEDENCE),
+        key=lambda r: (KIND_PRECEDENCE[r.kind], -r.priority),
+    )
+    noise = [r for r in classifiers if r.kind == "noise"]
+    noise_filter = "|".join(f"(?:{unanchor(r.pattern)})" for r in noise) if noise else ""
+    stop_markers = [r for r in markers if r.shutdown]
+    return CompiledRules(ruleset, _union(classifiers + stop_markers), markers, classifiers, noise_filter)
+
+
+def _union(rules: list[Rule]) -> str:
+    parts = [f"(?:{unanchor(r.pattern)})" for r in rules if r.kind != "noise"]
+    parts += [f"(?:{p})" for p in _STRUCTURAL_PREFILTER]
+    return "|".join(parts)
+
+
+def classify(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:
+    """Add marker / cls / exc / tb columns to LogFrame rows."""
+    if frame.is_empty():
+        return frame.with_columns(
+            marker=pl.lit(None, dtype=pl.String), cls=pl.lit(None, dtype=pl.String), exc=pl.lit(False), tb=pl.lit(False)
+        )
+    if frame.height <= SMALL_FRAME_ROWS:
+        return _classify_small(frame, compiled)
+    message = pl.col("message")
+    return frame.with_columns(
+        marker=compiled.marker_expr(),
+        cls=compiled.class_expr(),
+        exc=message.str.contains(EXCEPTION_LINE),
+        tb=message.str.contains(TRACEBACK),
+    )
+
+
+# Below this many rows a Python loop over pre-compiled patterns beats a polars expression chain,
+# whose cost is per expression (some 120 of them), not per row. Both give the same answer: every
+# pattern is checked to compile and behave in both engines by `rules check`.
+SMALL_FRAME_ROWS = 256
+_EXCEPTION_RE = regex.compile(EXCEPTION_LINE)
+_TRACEBACK_RE = regex.compile(TRACEBACK)
+
+
+def _first_rule(rules: list[Rule], message: str) -> str | None:
+    for rule in rules:
+        if rule.compiled.search(message):
+            return rule.id
+    return None
+
+
+def _classify_small(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:
+    messages = frame.get_column("message").fill_null("").to_list()
+    return frame.with_columns(
+        marker=pl.Series([_first_rule(compiled.markers, m) for m in messages], dtype=pl.String),
+        cls=pl.Series([_first_rule(compiled.classifiers, m) for m in messages], dtype=pl.String),
+        exc=pl.Series([bool(_EXCEPTION_RE.search(m)) for m in messages], dtype=pl.Boolean),
+        tb=pl.Series([bool(_TRACEBACK_RE.search(m)) for m in messages], dtype=pl.Boolean),
+    )

@@ -1,0 +1,235 @@
+"""Rules are data: TOML files in rules/ (shipped in the wheel), extended with --rules DIR.
+
+Every rule has an id, a kind, a phase, a category, a pattern that must compile for both polars'
+Rust regex (linear time, used for the vectorised pass) and Python's `regex` (used with a timeout
+for field extraction on the few candidate lines), human text, and examples that must and must not
+match. Rules with a higher priority win when several match one line (specific beats generic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import regex
+import tomllib
+
+from vllm_triage.errors import RuleError
+from vllm_triage.phases import PHASES
+from vllm_triage.resources import rules_dir
+
+KINDS = ("marker", "error", "consequence", "noise", "check")
+# How a line's class is decided when several kinds match it: a noise line is never an error, and a
+# consequence ("See root cause above") is never taken for the root even if it quotes the root.
+KIND_PRECEDENCE = {"noise": 0, "consequence": 1, "error": 2}
+PHASE_SOURCES = ("context", "rule")
+IMPLIES = ("", "startup", "request")
+
+
+@dataclass(frozen=True)
+class FrameHint:
+    """A function name in a traceback that places the failure in a phase."""
+
+    function: str
+    phase: str
+    strong: bool
+    file: str
+    teardown: bool = False  # raised while shutting down: the error is a consequence, not a root
+
+
+@dataclass
+class Rule:
+    id: str
+    kind: str
+    phase: str
+    category: str
+    pattern: str
+    file: str
+    priority: int = 50
+    explain: str = ""
+    advice: str = ""
+    refs: list[str] = field(default_factory=list)
+    must_match: list[str] = field(default_factory=list)
+    must_not_match: list[str] = field(default_factory=list)
+    # error rules: "context" lets milestones and traceback frames refine the phase; "rule" keeps
+    # the rule's phase because the cause itself is of that phase (a dtype the GPU cannot run is a
+    # configuration problem wherever it is detected).
+    phase_source: str = "context"
+    # consequence rules: what the consequence tells about when the root happened.
+    implies: str = ""
+    # marker rules: the milestone's name in the canonical startup order, and flags.
+    milestone: str = ""
+    ready: bool = False
+    startup_done: bool = False
+    shutdown: bool = False
+    extra: dict = field(default_factory=dict)
+
+    _compiled: regex.Pattern | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def compiled(self) -> regex.Pattern:
+        if self._compiled is None:
+            self._compiled = regex.compile(self.pattern)
+        return self._compiled
+
+
+@dataclass
+class RuleSet:
+    rules: list[Rule]
+    frames: list[FrameHint]
+    milestone_order: list[str]
+    files: list[str]
+
+    def by_id(self) -> dict[str, Rule]:
+        return {r.id: r for r in self.rules}
+
+    @property
+    def teardown_functions(self) -> frozenset[str]:
+        return frozenset(h.function for h in self.frames if h.teardown)
+
+    def of_kind(self, *kinds: str) -> list[Rule]:
+        return [r for r in self.rules if r.kind in kinds]
+
+
+_RULE_KEYS = {
+    "id", "kind", "phase", "category", "pattern", "priority", "explain", "advice", "refs",
+    "must_match", "must_not_match", "phase_source", "implies", "milestone", "ready",
+    "startup_done", "shutdown", "extra",
+}
+
+
+def _fail(file: str, rule_id: str | None, message: str) -> RuleError:
+    where = f"{file}: rule {rule_id}" if rule_id else file
+    return RuleError(f"{where}: {message}")
+
+
+def _rule_from_table(table: dict, file: str) -> Rule:
+    rule_id = table.get("id")
+    if not isinstance(rule_id, str) or not rule_id:
+        raise _fail(file, None, "a rule has no id")
+    unknown = set(table) - _RULE_KEYS
+    if unknown:
+        raise _fail(file, rule_id, f"unknown field(s) {', '.join(sorted(unknown))}")
+    for key in ("kind", "phase", "pattern"):
+        if not isinstance(table.get(key), str) or not table.get(key):
+            raise _fail(file, rule_id, f"missing or empty '{key}'")
+    kind, phase = table["kind"], table["phase"]
+    if kind not in KINDS:
+        raise _fail(file, rule_id, f"kind '{kind}' is not one of {', '.join(KINDS)}")
+    if phase not in PHASES and phase != "any":
+        raise _fail(file, rule_id, f"phase '{phase}' is not one of {', '.join(PHASES)} or 'any'")
+    phase_source = table.get("phase_source", "context")
+    if phase_source not in PHASE_SOURCES:
+        raise _fail(file, rule_id, f"phase_source must be one of {PHASE_SOURCES}")
+    implies = table.get("implies", "")
+    if implies not in IMPLIES:
+        raise _fail(file, rule_id, f"implies must be one of {IMPLIES}")
+    if kind == "error" and not table.get("explain"):
+        raise _fail(file, rule_id, "an error rule needs 'explain'")
+    must_match = table.get("must_match", [])
+    if kind in ("error", "consequence", "noise", "marker") and not must_match:
+        raise _fail(file, rule_id, "needs at least one example in 'must_match'")
+    return Rule(
+        id=rule_id,
+        kind=kind,
+        phase=phase,
+        category=table.get("category", kind),
+        pattern=table["pattern"],
+        file=file,
+        priority=int(table.get("priority", 50)),
+        explain=table.get("explain", ""),
+        advice=table.get("advice", ""),
+        refs=list(table.get("refs", [])),
+        must_match=list(must_match),
+        must_not_match=list(table.get("must_not_match", [])),
+        phase_source=phase_source,
+        implies=implies,
+        milestone=table.get("milestone", ""),
+        ready=bool(table.get("ready", False)),
+        startup_done=bool(table.get("startup_done", False)),
+        shutdown=bool(table.get("shutdown", False)),
+        extra=dict(table.get("extra", {})),
+    )
+
+
+def _frames_from_table(tables: list, file: str) -> list[FrameHint]:
+    hints = []
+    for table in tables:
+        function, phase = table.get("function"), table.get("phase")
+        if table.get("teardown"):
+            if not function:
+                raise _fail(file, None, f"frame entry {table!r} needs 'function'")
+            hints.append(FrameHint(function, "", False, file, teardown=True))
+            continue
+        if not function or phase not in PHASES:
+            raise _fail(file, None, f"frame entry {table!r} needs 'function' and a valid 'phase'")
+        hints.append(FrameHint(function, phase, bool(table.get("strong", True)), file))
+    return hints
+
+
+@lru_cache(maxsize=256)
+def _parse_toml(name: str, mtime_ns: int, size: int) -> dict:
+    """Parsed once per file version: every command loads the rules, and rules/ also holds the
+    other commands' TOML (compat, redact, recipes…), which pure-Python tomllib parses slowly."""
+    return tomllib.loads(Path(name).read_text(encoding="utf-8"))
+
+
+def load_file(path: Path) -> tuple[list[Rule], list[FrameHint], list[str]]:
+    name = str(path)
+    try:
+        stat = path.stat()
+        data = _parse_toml(name, stat.st_mtime_ns, stat.st_size)  # read-only below
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _fail(name, None, f"cannot read ({exc})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise _fail(name, None, f"is not valid TOML ({exc})") from exc
+    rules = [_rule_from_table(t, name) for t in data.get("rule", [])]
+    frames = _frames_from_table(data.get("frame", []), name)
+    order = list(data.get("milestone_order", []))
+    return rules, frames, order
+
+
+_ENGINE_KEYS = ("[[rule]]", "frame", "milestone_order")
+
+
+def is_engine_file(path: Path) -> bool:
+    """Whether a TOML file under rules/ holds triage rules. Other data families live beside them
+    (compat tables, recipes, compare data, redaction patterns, the known-issue catalogue) and have
+    their own loaders: a half-written redaction file must not stop every triage."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return True  # let load_file report it
+    return any(key in text for key in _ENGINE_KEYS)
+
+
+def load(extra_dirs: list[str] | None = None, include_builtin: bool = True) -> RuleSet:
+    """Load the built-in rules plus any --rules directories (later ids override earlier ones)."""
+    dirs: list[Path] = [rules_dir()] if include_builtin else []
+    for extra in extra_dirs or []:
+        path = Path(extra)
+        if not path.is_dir():
+            raise RuleError(f"--rules {extra}: not a directory")
+        dirs.append(path)
+    rules: dict[str, Rule] = {}
+    frames: list[FrameHint] = []
+    order: list[str] = []
+    files: list[str] = []
+    for directory in dirs:
+        for path in sorted(directory.rglob("*.toml")):
+            if not is_engine_file(path):
+                continue
+            file_rules, file_frames, file_order = load_file(path)
+            files.append(str(path))
+            seen_here: set[str] = set()
+            for rule in file_rules:
+                if rule.id in seen_here:
+                    raise _fail(str(path), rule.id, "duplicate id in the same file")
+                seen_here.add(rule.id)
+                rules[rule.id] = rule
+            frames.extend(file_frames)
+            order = file_order or order
+    if include_builtin and not rules:
+        raise RuleError(f"no rules found under {dirs[0]}")
+    return RuleSet(rules=list(rules.values()), frames=frames, milestone_order=order, files=files)

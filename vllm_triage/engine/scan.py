@@ -1,0 +1,245 @@
+"""Scan a log source chunk by chunk and keep only the rows the analysis needs.
+
+For each chunk: split into lines (Rust), run the prefilter (one regex pass), parse and classify
+only the lines it selects, and keep a window of full context around every trigger (an error,
+a traceback, an exception line) so that blocks can be cut out later. Rules that need no more
+lines (a milestone already seen, a rule whose hit budget is spent) leave the prefilter, so the
+busy serving lines of a long log are not parsed again and again. Memory is bounded by the chunk
+size plus the retained rows, which are capped per rule and per file.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
+from vllm_triage.errors import InputError
+from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches
+from vllm_triage.ingest.sources import Source
+from vllm_triage.logframe import parse_lines
+
+BACK_CONTEXT = 400  # a logged traceback can be long; its headline sits before the frames
+FORWARD_CONTEXT = 80  # the exception line and torch's CUDA boilerplate follow the trigger
+MAX_TRIGGERS = 400  # windows are cut around at most this many triggers per file
+MAX_HITS_PER_RULE = 200  # e.g. thousands of 500 lines in a cascade: keep the first ones
+MAX_STRUCTURAL_ROWS = 5000  # exception/traceback lines no rule knows, per file
+
+
+@dataclass
+class ScanResult:
+    file: str
+    frame: pl.DataFrame  # retained rows, LogFrame columns + marker/cls/exc/tb, sorted by line
+    total_lines: int
+    hit_counts: Counter = field(default_factory=Counter)  # rule id -> matches (exact below the cap)
+    json_lines: bool = False
+
+
+def _is_json_lines(head_text: str) -> bool:
+    lines = [ln for ln in head_text.splitlines()[:20] if ln.strip()]
+    if not lines:
+        return False
+    # The keys logframe.parse_lines unwraps: docker's "log", structured loggers' "message"/"msg".
+    jsonish = sum(
+        1 for ln in lines if ln.lstrip().startswith("{") and ('"log"' in ln or '"message"' in ln or '"msg"' in ln)
+    )
+    return jsonish >= max(1, len(lines) // 2)
+
+
+@dataclass
+class _State:
+    compiled: CompiledRules
+    file: str
+    json_lines: bool
+    hit_counts: Counter = field(default_factory=Counter)
+    done: set[str] = field(default_factory=set)  # rule ids that left the prefilter
+    triggers_left: int = MAX_TRIGGERS
+    structural_kept: int = 0
+    ready_seen: bool = False
+    forward_due: int = 0  # lines at the start of the next chunk owed to a window
+    tail: pl.Series = field(default_factory=lambda: pl.Series("raw", [], dtype=pl.String))
+    retained: list[pl.DataFrame] = field(default_factory=list)
+
+
+def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES) -> ScanResult:
+    head = source.head(SNIFF_BYTES)
+    encoding = check_text(head, source.name)
+    state = _State(compiled, source.name, _is_json_lines(decode_all(head, encoding)))
+    next_line = 1
+    try:
+        stream = source.open()
+    except OSError as exc:
+        raise InputError("unreadable-path", f"cannot read {source.name}: {exc}") from exc
+    with stream:
+        try:
+            for raw in _prefetch(iter_line_batches(stream, encoding, chunk_bytes)):
+                _scan_chunk(raw, next_line, state)
+                next_line += raw.len()
+                # The back context of a trigger may reach over several small chunks.
+                state.tail = (
+                    raw.tail(BACK_CONTEXT)
+                    if raw.len() >= BACK_CONTEXT
+                    else pl.concat([state.tail, raw], rechunk=False).tail(BACK_CONTEXT)
+                )
+        except (EOFError, OSError, zlib.error) as exc:
+            # A truncated .gz or archive member: say so instead of analysing half a file silently.
+            raise InputError("corrupt-archive", f"{source.name}: compressed data is truncated or corrupt ({exc})") from exc
+    if state.retained:
+        frame = pl.concat(state.retained, how="vertical").unique(subset="line", keep="first").sort("line")
+    else:
+        frame = classify(parse_lines(pl.Series("raw", [], dtype=pl.String), source.name, 1), compiled)
+    return ScanResult(source.name, frame, next_line - 1, state.hit_counts, state.json_lines)
+
+
+def _parse(raw: pl.Series, lines: pl.Series, state: _State) -> pl.DataFrame:
+    return classify(parse_lines(raw, state.file, lines, state.json_lines), state.compiled)
+
+
+def _scan_chunk(raw: pl.Series, first_line: int, state: _State) -> None:
+    n = raw.len()
+    if state.json_lines:
+        # JSON-escaped text (\" and \u001b) defeats the prefilter; JSON logs are parsed in full.
+        selected = pl.Series("idx", range(n), dtype=pl.UInt32)
+    else:
+        done = frozenset(state.done)
+        selected = _contains(raw, state.compiled.prefilter_without(done)).arg_true()
+        if state.compiled.noise_filter and selected.len():
+            is_noise = raw.gather(selected).str.contains(state.compiled.noise_filter)
+            selected = selected.filter(~is_noise)
+        selected = pl.concat([selected, _first_marker_lines(raw, state, done)]).unique().sort()
+    if selected.is_empty() and state.forward_due == 0:
+        return  # the common case deep in a serving log: nothing to parse in this chunk
+    candidates = _parse(raw.gather(selected), selected.cast(pl.Int64) + first_line, state)
+    interesting = candidates.filter(
+        pl.col("marker").is_not_null() | pl.col("cls").is_not_null() | pl.col("exc") | pl.col("tb")
+    )
+    interesting = _cap_hits(interesting, state)
+    state.retained.append(interesting)
+
+    # Windows of full context around triggers: errors, consequences, tracebacks, exception lines.
+    noise_ids = [r.id for r in state.compiled.classifiers if r.kind == "noise"]
+    is_trigger = (pl.col("cls").is_not_null() & ~pl.col("cls").is_in(noise_ids)) | (
+        (pl.col("exc") | pl.col("tb")) & (pl.col("cls").is_null() | ~pl.col("cls").is_in(noise_ids))
+    )
+    trigger_lines = interesting.filter(is_trigger).get_column("line").head(max(state.triggers_left, 0)).to_list()
+    state.triggers_left -= len(trigger_lines)
+    wanted: set[int] = set(range(min(state.forward_due, n)))  # offsets into this chunk
+    back_wanted: set[int] = set()  # offsets before this chunk (into the tail of earlier chunks)
+    state.forward_due = max(state.forward_due - n, 0)  # a window longer than this chunk goes on
+    for line in trigger_lines:
+        offset = line - first_line
+        start, stop = offset - BACK_CONTEXT, offset + FORWARD_CONTEXT
+        wanted.update(range(max(start, 0), min(stop, n)))
+        if start < 0:
+            back_wanted.update(range(max(start, -state.tail.len()), 0))
+        if stop > n:
+            state.forward_due = max(state.forward_due, stop - n)
+    if wanted:
+        idx = pl.Series("idx", sorted(wanted), dtype=pl.UInt32)
+        state.retained.append(_parse(raw.gather(idx), idx.cast(pl.Int64) + first_line, state))
+    if back_wanted and state.tail.len():
+        offsets = sorted(back_wanted)
+        idx = pl.Series("idx", [state.tail.len() + o for o in offsets], dtype=pl.UInt32)
+        lines = pl.Series("line", [first_line + o for o in offsets], dtype=pl.Int64)
+        state.retained.append(_parse(state.tail.gather(idx), lines, state))
+
+
+_POOL = ThreadPoolExecutor(max_workers=2)
+_READER = ThreadPoolExecutor(max_workers=1)
+
+
+def _prefetch(batches):
+    """Read and split the next chunk (in Rust, GIL released) while this one is matched."""
+    iterator = iter(batches)
+    pending = _READER.submit(next, iterator, None)
+    while True:
+        batch = pending.result()
+        if batch is None:
+            return
+        pending = _READER.submit(next, iterator, None)
+        yield batch
+PARALLEL_MIN_LINES = 50_000
+
+
+def _contains(raw: pl.Series, pattern: str) -> pl.Series:
+    """str.contains over both cores: polars releases the GIL, so two halves run in parallel."""
+    n = raw.len()
+    if n < PARALLEL_MIN_LINES:
+        return raw.str.contains(pattern)
+    half = n // 2
+    first, second = _POOL.map(lambda part: part.str.contains(pattern), (raw.slice(0, half), raw.slice(half)))
+    return pl.concat([first, second])
+
+
+def _first_marker_lines(raw: pl.Series, state: _State, done: frozenset[str]) -> pl.Series:
+    """Offsets of the first line of each milestone not seen yet (and of the first stop signals):
+    a serving log repeats its stats and access lines millions of times, one is enough."""
+    wanted = [r for r in state.compiled.markers if r.id not in done and not r.shutdown]
+    if not wanted:
+        return pl.Series("idx", [], dtype=pl.UInt32)
+    union = "|".join(f"(?:{unanchor(r.pattern)})" for r in wanted)
+    hits = _contains(raw, union).arg_true()
+    if hits.is_empty():
+        return hits
+    picked = raw.gather(hits)
+    firsts = []
+    for rule in wanted:
+        matches = picked.str.contains(unanchor(rule.pattern)).arg_true()
+        firsts.extend(hits.gather(matches.head(5)).to_list())
+    return pl.Series("idx", firsts, dtype=pl.UInt32)
+
+
+def _cap_hits(frame: pl.DataFrame, state: _State) -> pl.DataFrame:
+    """Keep at most MAX_HITS_PER_RULE rows per classified rule and the first row of each marker.
+
+    Rules that reach their budget, and markers once seen, leave the prefilter for the rest of
+    the file (counts below the cap stay exact).
+    """
+    if frame.is_empty():
+        return frame
+    rules = state.compiled.ruleset.by_id()
+    ready_ids = [r.id for r in state.compiled.markers if r.ready]
+    stop_ids = [r.id for r in state.compiled.markers if r.shutdown]
+    if not state.ready_seen:
+        ready_rows = frame.filter(pl.col("marker").is_in(ready_ids))
+        if not ready_rows.is_empty():
+            # Milestones after the server is up (a restart) change nothing; dropping them here, not
+            # only from later chunks, keeps the result independent of where chunks are cut.
+            ready_line = ready_rows.get_column("line").min()
+            frame = frame.filter(
+                pl.col("marker").is_null() | pl.col("marker").is_in(stop_ids) | (pl.col("line") <= ready_line)
+                | pl.col("cls").is_not_null() | pl.col("exc") | pl.col("tb")
+            )
+            state.ready_seen = True
+    budgets: dict[str, int] = {}
+    for column in ("cls", "marker"):
+        for rule_id, count in frame.group_by(column).len().iter_rows():
+            if rule_id is None:
+                continue
+            rule = rules[rule_id]
+            limit = 1 if rule.kind == "marker" and not rule.shutdown else MAX_HITS_PER_RULE
+            budgets[rule_id] = max(limit - state.hit_counts[rule_id], 0)
+            state.hit_counts[rule_id] += count
+            if state.hit_counts[rule_id] >= limit:
+                state.done.add(rule_id)
+            if rule.ready:
+                # Once the server is up, later start-up milestones (a restart) change nothing.
+                state.done.update(r.id for r in state.compiled.markers if not r.shutdown)
+    noise_ids = [r.id for r in state.compiled.classifiers if r.kind == "noise"]
+
+    def within_budget(column: str) -> pl.Expr:
+        rank = pl.int_range(pl.len()).over(column)
+        budget = pl.col(column).replace_strict(budgets, default=0, return_dtype=pl.Int64)
+        return pl.col(column).is_not_null() & (rank < budget)
+
+    structural = (pl.col("exc") | pl.col("tb")) & (pl.col("cls").is_null() | ~pl.col("cls").is_in(noise_ids))
+    # Generic exception lines are capped too (a log that repeats one exception forever).
+    structural = structural & (pl.int_range(pl.len()) + state.structural_kept < MAX_STRUCTURAL_ROWS)
+    keep = (within_budget("cls") & ~pl.col("cls").is_in(noise_ids)) | within_budget("marker") | structural
+    kept = frame.filter(keep)
+    state.structural_kept += kept.filter(pl.col("cls").is_null() & (pl.col("exc") | pl.col("tb"))).height
+    return kept

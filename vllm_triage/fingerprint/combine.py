@@ -1,0 +1,357 @@
+"""From the Sources of a bundle to one Fingerprint: read, parse by role, merge with precedence.
+
+Precedence says which source wins when several name the same knob or fact. The rule behind it:
+what the run itself recorded beats what a person wrote down. The log's `non-default args` is the
+parsed truth of the arguments that ran, `docker inspect` is what the container really had, and a
+launch command pasted into a ticket may have been retyped. The losing values stay visible: on the
+winner's note, and as a finding when they disagree.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from types import ModuleType
+from typing import Any
+
+import tomllib
+
+from vllm_triage.errors import InputError
+from vllm_triage.fingerprint import derive
+from vllm_triage.fingerprint.data import CheckData
+from vllm_triage.fingerprint.model import Candidate, Finding, Fingerprint
+from vllm_triage.fingerprint.values import canonical, gpu_selection, image_name, opaque
+from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
+from vllm_triage.ingest.roles import scope_hint
+from vllm_triage.ingest.sources import Source
+from vllm_triage.parsers import (
+    collect_env,
+    container_inspect,
+    env_file,
+    launch_command,
+    nvidia_smi,
+    request,
+    vllm_log_config,
+)
+from vllm_triage.parsers.base import ParseResult
+from vllm_triage.provenance import Provenance, Sourced
+
+# A vLLM log can be many GB; what it says about its own configuration is at the start.
+LOG_HEAD_BYTES = 5 * 1024 * 1024
+# Environment artefacts are small; anything bigger than this is not one and is read in part.
+ARTEFACT_MAX_BYTES = 16 * 1024 * 1024
+SCOPED_ROLES = ("nvidia_smi", "collect_env")
+
+# role → parser module (each has looks_like(text) and parse(text, file[, scope])).
+_PARSERS: dict[str, ModuleType] = {
+    "vllm_log": vllm_log_config,
+    "nvidia_smi": nvidia_smi,
+    "collect_env": collect_env,
+    "container_inspect": container_inspect,
+    "launch_command": launch_command,
+    "environment": env_file,
+    "request": request,
+}
+
+# Who wins, by name prefix (first listed wins); roles not listed rank after, in _DEFAULT_ORDER.
+_PRECEDENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("arg.", ("vllm_log", "container_inspect", "launch_command")),
+    ("env.", ("container_inspect", "environment", "launch_command", "collect_env")),
+    ("image.", ("container_inspect", "launch_command")),
+    ("container.", ("container_inspect", "nvidia_smi", "collect_env", "launch_command")),
+    ("launcher", ("launch_command", "container_inspect")),
+    ("vllm.", ("vllm_log", "collect_env")),
+)
+_DEFAULT_ORDER = (
+    "vllm_log",
+    "container_inspect",
+    "nvidia_smi",
+    "collect_env",
+    "launch_command",
+    "environment",
+    "request",
+)
+# Values that change from one snapshot to the next, or between shells: two readings that differ
+# are no conflict.
+_VOLATILE_SUFFIXES = (
+    ".gpu_memory_used_mib",
+    ".gpu_processes",
+    ".gpu_process_list",
+    ".topology",
+    ".status",
+    ".started_at",
+    ".finished_at",
+)
+_VOLATILE_NAMES = {"env.PATH", "env.LD_LIBRARY_PATH", "env.HOSTNAME", "env.HOME", "env.PWD", "env.SHLVL"}
+
+# bundle.toml run metadata → fingerprint names (DESIGN §4: the node is a knob of the host).
+_MANIFEST_KEYS = {
+    "node": ("knob", "host.node"),
+    "label": ("fact", "run.label"),
+    "start": ("fact", "run.start"),
+    "started": ("fact", "run.start"),
+}
+_METADATA = {name for _, name in _MANIFEST_KEYS.values()}
+
+
+def combine(sources: list[Source], data: CheckData) -> Fingerprint:
+    """Parse every recognised source and merge the results into one Fingerprint."""
+    fingerprint = Fingerprint()
+    readings: list[tuple[str, ParseResult]] = []
+    unscoped: list[str] = []  # GPU views that nothing places on the host or in the container
+    for source in sources:
+        role = source.role or "unknown"
+        if role == "manifest":
+            fingerprint.inputs.append({"path": source.name, "role": role, "scope": None, "kind": "manifest"})
+            readings.append((role, _read_manifest(source)))
+            continue
+        if role not in _PARSERS and len(sources) == 1:
+            check_text(source.head(SNIFF_BYTES), source.name)  # empty or binary: say that, not "unknown"
+            raise InputError(
+                "not-an-artefact",
+                f"{source.name} is not an environment artefact",
+                "give nvidia-smi output, docker/podman inspect JSON, a launch command, collect_env output, "
+                "an env file, a request, or a vLLM log",
+            )
+        if role not in _PARSERS:
+            fingerprint.notes.append(f"{source.name}: not recognised as an environment artefact; skipped")
+            fingerprint.inputs.append({"path": source.name, "role": "unknown", "scope": None, "kind": None})
+            continue
+        role, result, scope = _read_one(source, role, fingerprint, len(sources) == 1, unscoped)
+        fingerprint.inputs.append({"path": source.name, "role": role, "scope": scope, "kind": result.kind})
+        readings.append((role, result))
+    if not any(role != "manifest" for role, _ in readings):
+        raise InputError(
+            "no-artefact",
+            "nothing in the input is an environment artefact (nvidia-smi, inspect JSON, launch command, "
+            "collect_env, env file, request, vLLM log)",
+        )
+    if unscoped:
+        fingerprint.findings.insert(0, _scope_unknown(unscoped))
+    _merge(fingerprint, readings)
+    read_something = (fingerprint.knobs.keys() | fingerprint.facts.keys()) - _METADATA
+    if not read_something and not any(r.problems for _, r in readings):
+        notes = "; ".join(note for _, r in readings for note in r.notes[:2])
+        raise InputError("nothing-read", "no knob or fact could be read from the input", notes or None)
+    derive.derive_all(fingerprint, data)
+    return fingerprint
+
+
+def _read_one(
+    source: Source, role: str, fingerprint: Fingerprint, lone: bool, unscoped: list[str]
+) -> tuple[str, ParseResult, str | None]:
+    """Read and parse one source; returns the role it was read as, the result and its scope."""
+    try:
+        limit = LOG_HEAD_BYTES if role == "vllm_log" else ARTEFACT_MAX_BYTES
+        text, cut = read_text(source, limit)
+    except InputError:
+        if lone:
+            raise  # a lone empty or binary file is bad input: say so with its exit code
+        fingerprint.notes.append(f"{source.name}: empty or binary; skipped")
+        return role, ParseResult(kind="unreadable"), None
+    if cut:
+        fingerprint.notes.append(f"{source.name}: only the first {limit // 2**20} MiB were read")
+    scope = source.scope or scope_hint(source.name)
+    try:
+        result = _parse(role, text, source.name, scope)
+    except Exception as exc:  # parsers promise not to raise; a bug in one must not lose the rest
+        fingerprint.notes.append(f"{source.name}: could not be read ({type(exc).__name__}: {exc})")
+        return role, ParseResult(kind="unreadable"), None
+    if role in _PAIRED:
+        _add_embedded(result, _PAIRED[role], text, source.name, scope)
+    if _empty(result):
+        second = _second_opinion(text, source.name, role, scope)
+        if second is not None:
+            fingerprint.notes.append(
+                f"{source.name}: sniffed as {role} but read nothing as that; read as {second[0]}"
+            )
+            role, result = second
+    if role not in SCOPED_ROLES:
+        scope = None
+    elif scope is None:
+        unscoped.append(source.name)
+    if role == "nvidia_smi" and any(p.id == "nvidia-smi-no-devices" for p in result.problems):
+        # "No devices were found" is a reading: this view has zero GPUs.
+        where = result.problems[0].evidence[0] if result.problems[0].evidence else Provenance(source.name)
+        result.facts.setdefault(
+            f"{scope or 'gpu'}.gpu_count", Sourced(0, where, "nvidia-smi found no devices")
+        )
+    fingerprint.notes.extend(
+        f"{source.name}: {note}" if source.name not in note else note for note in result.notes
+    )
+    fingerprint.findings.extend(result.problems)
+    return role, result, scope
+
+
+def _parse(role: str, text: str, name: str, scope: str | None) -> ParseResult:
+    module = _PARSERS[role]
+    return module.parse(text, name, scope or "gpu") if role in SCOPED_ROLES else module.parse(text, name)
+
+
+def _empty(result: ParseResult) -> bool:
+    return not (result.knobs or result.facts or result.problems)
+
+
+# An issue paste often holds the collect_env output and the log in one file: whichever the file
+# was sniffed as, the other is read too (values already read win where they overlap).
+_PAIRED = {"vllm_log": "collect_env", "collect_env": "vllm_log"}
+
+
+def _add_embedded(result: ParseResult, other: str, text: str, name: str, scope: str | None) -> None:
+    module = _PARSERS[other]
+    try:
+        if module.looks_like(text):
+            result.merge(_parse(other, text, name, scope))
+    except Exception:  # the embedded part is a bonus; the file was read already
+        return
+
+
+def _second_opinion(text: str, name: str, role: str, scope: str | None) -> tuple[str, ParseResult] | None:
+    """The sniffed role read nothing: ask the other parsers that claim the text (sniffing looks at
+    the first 64 KiB and stops at the first claim; a parser reads the whole text)."""
+    for other, module in _PARSERS.items():
+        if other in (role, "vllm_log"):
+            continue
+        try:
+            if not module.looks_like(text):
+                continue
+            result = _parse(other, text, name, scope)
+        except Exception:  # a second opinion that fails is no opinion
+            continue
+        if not _empty(result):
+            return other, result
+    return None
+
+
+def _read_manifest(source: Source) -> ParseResult:
+    """Run metadata from bundle.toml: top-level keys or a [run] table (roles.py read its [[file]] list)."""
+    result = ParseResult(kind="manifest")
+    try:
+        text, _ = read_text(source, ARTEFACT_MAX_BYTES)
+        document = tomllib.loads(text)
+    except (InputError, tomllib.TOMLDecodeError):
+        return result  # roles.py already reported a manifest that does not parse
+    table = document.get("run") if isinstance(document.get("run"), dict) else document
+    lines = text.splitlines()
+    for key, (kind, name) in _MANIFEST_KEYS.items():
+        value = table.get(key)
+        if value is None or isinstance(value, (dict, list)):
+            continue
+        line = next((n for n, raw in enumerate(lines, 1) if re.match(rf"\s*{key}\s*=", raw)), None)
+        (result.knob if kind == "knob" else result.fact)(name, str(value), source.name, line)
+    return result
+
+
+def read_text(source: Source, limit: int) -> tuple[str, bool]:
+    """The decoded text of a source, at most `limit` bytes (cut at a line end); InputError when
+    the source is empty or binary."""
+    with source.open() as stream:
+        raw = stream.read(limit + 1)
+    encoding = check_text(raw[:SNIFF_BYTES], source.name)
+    cut = len(raw) > limit
+    if cut:
+        raw = raw[:limit]
+        if not encoding.startswith("utf-16"):
+            raw = raw[: raw.rfind(b"\n") + 1] or raw
+    return decode_all(raw, encoding), cut
+
+
+def _scope_unknown(files: list[str]) -> Finding:
+    names = ", ".join(PurePosixPath(f.replace("!", "/")).name for f in files)
+    return Finding(
+        "gpu-scope-unstated",
+        "info",
+        f"Nothing says whether {names} {'was' if len(files) == 1 else 'were'} taken on the host or inside the "
+        "container, so those GPU values are under gpu.* and are compared with neither.",
+        [Provenance(f) for f in files],
+        "Name the files …-host.txt / …-container.txt, or declare them in bundle.toml "
+        '(role = "nvidia_smi.host" / "nvidia_smi.container").',
+    )
+
+
+def _rank(name: str, role: str) -> int:
+    for prefix, order in _PRECEDENCE:
+        if name.startswith(prefix) and role in order:
+            return order.index(role)
+    position = _DEFAULT_ORDER.index(role) if role in _DEFAULT_ORDER else len(_DEFAULT_ORDER)
+    return 100 + position
+
+
+def _merge(fingerprint: Fingerprint, readings: list[tuple[str, ParseResult]]) -> None:
+    for role, result in readings:
+        for kind, values in (("knob", result.knobs), ("fact", result.facts)):
+            for name, sourced in values.items():
+                fingerprint.candidates.setdefault(name, []).append(Candidate(role, kind, sourced))
+    differing_args: list[tuple[str, Candidate, Candidate]] = []
+    for name, candidates in fingerprint.candidates.items():
+        candidates.sort(key=lambda c: _rank(name, c.role))  # stable: first read wins a tie
+        winner = candidates[0]
+        others = [c for c in candidates[1:] if _differs(name, winner.sourced.value, c.sourced.value)]
+        sourced = winner.sourced
+        if others:
+            also = "; ".join(f"{_short(o.sourced.value)} in {o.sourced.source} ({o.role})" for o in others)
+            note = f"{sourced.note}; also {also}" if sourced.note else f"also {also}"
+            sourced = Sourced(sourced.value, sourced.source, note)
+            for other in others:
+                if name.startswith("arg.") and winner.role == "vllm_log":
+                    differing_args.append((name, winner, other))
+                elif not _volatile(name):
+                    fingerprint.findings.append(_conflict(name, winner, other))
+        (fingerprint.knobs if winner.kind == "knob" else fingerprint.facts)[name] = sourced
+    if differing_args:
+        fingerprint.findings.append(_args_differ(differing_args))
+
+
+def _volatile(name: str) -> bool:
+    return name in _VOLATILE_NAMES or name.endswith(_VOLATILE_SUFFIXES)
+
+
+def _differs(name: str, a: Any, b: Any) -> bool:
+    if a is None or b is None or opaque(a) or opaque(b):
+        return False
+    if name == "container.gpus":
+        sa, sb = gpu_selection(a), gpu_selection(b)
+        if sa is not None and sb is not None:
+            return str(sa) != str(sb)
+    if name == "image.ref":
+        return image_name(a) != image_name(b)
+    return canonical(a) != canonical(b)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _conflict(name: str, winner: Candidate, other: Candidate) -> Finding:
+    return Finding(
+        "value-conflict",
+        "info",
+        f"{name}: {_short(winner.sourced.value)} ({winner.role}, {winner.sourced.source}) but "
+        f"{_short(other.sourced.value)} ({other.role}, {other.sourced.source}); the {winner.role} value is used",
+        [winner.sourced.source, other.sourced.source],
+        "Check that these artefacts come from the same run; collect them together (one bundle per trial).",
+    )
+
+
+def _args_differ(rows: list[tuple[str, Candidate, Candidate]]) -> Finding:
+    parts = [
+        f"{name[4:]}: log {_short(winner.sourced.value, 40)} vs {other.role.replace('_', ' ')} "
+        f"{_short(other.sourced.value, 40)}"
+        for name, winner, other in rows
+    ]
+    evidence: list[Provenance] = []
+    for _, winner, other in rows:
+        for where in (winner.sourced.source, other.sourced.source):
+            if where not in evidence:
+                evidence.append(where)
+    return Finding(
+        "args-differ-from-log",
+        "warning",
+        "The arguments the server logged differ from the launch command given: "
+        + "; ".join(parts)
+        + ". The log's values are what ran and are used here.",
+        evidence,
+        "Use the command that produced this log (or the log's `non-default args:` line) as the baseline; "
+        "a command retyped from memory is not the command that ran.",
+    )

@@ -1,0 +1,157 @@
+"""Decide what each file of a bundle is: a vLLM log, nvidia-smi output, an inspect JSON, …
+
+Content decides; the file name is only a hint (used for host/container scope and to break
+ties). A `bundle.toml` manifest, when present, names roles explicitly and wins over sniffing.
+Roles: vllm_log, nvidia_smi, container_inspect, launch_command, environment, collect_env, request,
+manifest, unknown.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import PurePosixPath
+
+import tomllib
+
+from vllm_triage.errors import InputError
+from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
+from vllm_triage.ingest.sources import Source
+
+# Lines that only a log of a vLLM server (or the Python/torch/NCCL stack under it) prints.
+_LOG_LINE = re.compile(
+    r"(?m)^(?:.*?\s)?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d"
+    r"|Traceback \(most recent call last\)"
+    r"|\[rank\d+\]:"
+    r"|\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker\w*|RayWorker\w*|pid=\d+)[^)]*\)"
+    r"|(?:INFO|WARNING|ERROR):\s{2,}"
+    r"|NCCL (?:INFO|WARN)"
+    r"|\w+(?:Error|Exception): "
+    r"|Loading safetensors checkpoint shards"
+    r"|Avg prompt throughput)"
+)
+# `{"key"…` or `[{…` / `["…` / `[1…`: a JSON document; `[rank0]:` or `[2025-…]` lines are not.
+_JSON_DOCUMENT = re.compile(r'^(?:\{\s*"|\[\s*(?:[{\["\]]|-?\d+\s*[,\]]))')
+# No artefact of another kind (collect_env, nvidia-smi, inspect, env, command, request) in the
+# fixtures or the fp-dev corpus has even two log-looking lines.
+STRONG_LOG_SCORE = 10
+_JSON_LOG_LINE = re.compile(r'^\s*\{.*"(?:log|message|msg)"\s*:\s*"', re.M)
+
+# (module, role) in the order they are asked; the first that claims the text wins.
+_PARSER_SNIFFERS = (
+    ("vllm_triage.parsers.nvidia_smi", "nvidia_smi"),
+    ("vllm_triage.parsers.collect_env", "collect_env"),
+    ("vllm_triage.parsers.container_inspect", "container_inspect"),
+    # A launch script that ends with a health-check curl is a launch command; a curl alone is
+    # refused by the launch sniffer and claimed by the request sniffer.
+    ("vllm_triage.parsers.launch_command", "launch_command"),
+    ("vllm_triage.parsers.request", "request"),
+    ("vllm_triage.parsers.env_file", "environment"),
+)
+
+
+def _looks_like(module_name: str, text: str) -> bool:
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # a missing or broken parser module must not stop sniffing the others
+        return False
+    try:
+        return bool(module.looks_like(text))
+    except Exception:  # a sniffer must never take the whole run down
+        return False
+
+
+def log_score(text: str) -> int:
+    """How many lines look like vLLM/Python/torch log output (capped; used to rank candidates)."""
+    return sum(1 for _ in zip(range(200), _LOG_LINE.finditer(text), strict=False))
+
+
+def sniff_text(text: str, name: str = "") -> str:
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if _JSON_LOG_LINE.search(stripped[:4096]) and stripped.startswith("{") and "\n{" in stripped[:65536]:
+        return "vllm_log"  # JSON-lines log (docker json-file driver, structured logging)
+    score = log_score(text)
+    if score >= STRONG_LOG_SCORE:
+        # A GitHub issue paste is collect_env output (or nvidia-smi, the command, the env) followed
+        # by the log: with this many log lines in the head, the log is what the file is for.
+        return "vllm_log"
+    for module_name, role in _PARSER_SNIFFERS:
+        if role == "launch_command" and score >= 3:
+            continue  # a log quotes its own command line; the log is what it is
+        if _looks_like(module_name, text):
+            return role
+    if _JSON_DOCUMENT.match(stripped):
+        return "unknown"  # a JSON document no parser claims (labels, configs): quoting a log is not being one
+    if score >= 1:
+        return "vllm_log"
+    hinted = name_hint(name)
+    return hinted or "unknown"
+
+
+def name_hint(name: str) -> str | None:
+    base = PurePosixPath(name.replace("!", "/")).name.lower()
+    if "nvidia-smi" in base or "nvidia_smi" in base:
+        return "nvidia_smi"
+    if "inspect" in base:
+        return "container_inspect"
+    if "collect_env" in base or "collect-env" in base:
+        return "collect_env"
+    if base.endswith((".log", ".out", ".err")) or base.startswith(("log", "vllm")):
+        return "vllm_log"
+    return None
+
+
+def scope_hint(name: str) -> str | None:
+    """host / container from a file or folder name, never guessed from content."""
+    lowered = name.lower()
+    if re.search(r"(?<![a-z])container|in[-_]container|(?<![a-z])ctr(?![a-z])", lowered):
+        return "container"
+    if re.search(r"(?<![a-z])host(?![a-z])", lowered):
+        return "host"
+    return None
+
+
+def _inside_bundle(source: Source) -> str:
+    """The file's path within its bundle: a parent folder named `host-tests/` says nothing."""
+    if source.bundle and source.name.startswith(source.bundle):
+        return source.name[len(source.bundle) :]
+    return source.name.rsplit("/", 1)[-1]
+
+
+def read_manifest(source: Source) -> dict:
+    try:
+        return tomllib.loads(source.read_bytes().decode("utf-8", errors="replace"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError("bad-manifest", f"{source.name}: bundle.toml does not parse ({exc})") from exc
+
+
+def assign_roles(sources: list[Source]) -> list[Source]:
+    """Fill `role` (and `scope`) on every source; manifests first, then content sniffing."""
+    manifest_roles: dict[str, str] = {}
+    for source in sources:
+        if PurePosixPath(source.name.replace("!", "/")).name == "bundle.toml":
+            source.role = "manifest"
+            manifest = read_manifest(source)
+            prefix = source.name[: -len("bundle.toml")]
+            for entry in manifest.get("file", []):
+                if isinstance(entry, dict) and "path" in entry and "role" in entry:
+                    manifest_roles[prefix + str(entry["path"])] = str(entry["role"])
+    for source in sources:
+        if source.role == "manifest":
+            continue
+        declared = manifest_roles.get(source.name)
+        if declared:
+            role, _, scope = declared.partition(".")
+            source.role = role
+            source.scope = scope or None
+            continue
+        head = source.head(SNIFF_BYTES)
+        try:
+            encoding = check_text(head, source.name)
+        except InputError:
+            source.role = "unknown"
+            continue
+        source.role = sniff_text(decode_all(head, encoding), source.name)
+        if source.role == "nvidia_smi":
+            source.scope = scope_hint(_inside_bundle(source))
+    return sources

@@ -1,0 +1,106 @@
+"""What every fingerprint parser returns, and the paste clean-up they all share.
+
+A parser receives the text of one file (never a path to open) and returns a ParseResult whose
+keys are already the fingerprint contract's dotted names (`host.driver_version`, `arg.max_model_len`,
+`env.NCCL_DEBUG`, …), each value a `Sourced` carrying the file and 1-based line it was read at.
+Parsers never print and never raise on odd input: what they cannot read goes into `notes`
+(e.g. "output cut after GPU 3: the Processes table is missing"), and outputs that *are* an error
+report (nvidia-smi "No devices were found") become `problems`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from vllm_triage.provenance import Provenance, Sourced
+
+
+@dataclass
+class Problem:
+    """A finding read directly off an artefact (e.g. nvidia-smi printing an NVML error)."""
+
+    id: str
+    severity: str  # error | warning | info
+    message: str
+    evidence: list[Provenance] = field(default_factory=list)
+    advice: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "message": self.message,
+            "evidence": [e.to_json() for e in self.evidence],
+            "advice": self.advice,
+        }
+
+
+@dataclass
+class ParseResult:
+    kind: str  # the format that was recognised, e.g. "nvidia_smi.table"
+    knobs: dict[str, Sourced] = field(default_factory=dict)
+    facts: dict[str, Sourced] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def knob(self, name: str, value: Any, file: str, line: int | None, note: str | None = None) -> None:
+        self.knobs[name] = Sourced(value, Provenance(file, line), note)
+
+    def fact(self, name: str, value: Any, file: str, line: int | None, note: str | None = None) -> None:
+        self.facts[name] = Sourced(value, Provenance(file, line), note)
+
+    def merge(self, other: ParseResult) -> None:
+        """Fold another result in; values already present win (first source read is kept)."""
+        for name, value in other.knobs.items():
+            self.knobs.setdefault(name, value)
+        for name, value in other.facts.items():
+            self.facts.setdefault(name, value)
+        self.notes.extend(other.notes)
+        self.problems.extend(other.problems)
+
+
+@dataclass(frozen=True)
+class PasteLine:
+    number: int  # 1-based line number in the original file
+    text: str
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_PROMPT = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.@-]+[:@][^\s$#]*\s*)?[$#]\s+\S")
+_EXIT_TRAILER = re.compile(r"^\s*\[(?:exit|exit code|rc)[ :=]*-?\d+\]\s*$", re.IGNORECASE)
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_QUOTE = re.compile(r"^\s*>\s?")
+
+
+def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
+    """Lines of a pasted artefact with paste debris removed, original line numbers kept.
+
+    Removes: markdown blockquote markers (`> `, nested too), code fences, ANSI colour codes,
+    trailing `\\r`, a trailing `[exit N]` line, and (unless keep_prompts) shell prompt lines such
+    as `$ nvidia-smi` or `user@host:~$ nvidia-smi -L` — the command that produced the output.
+    """
+    out: list[PasteLine] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _ANSI.sub("", raw).rstrip("\r").replace("\x00", "")
+        while _QUOTE.match(line):
+            line = _QUOTE.sub("", line, count=1)
+        if _FENCE.match(line) or _EXIT_TRAILER.match(line):
+            continue
+        if not keep_prompts and _PROMPT.match(line):
+            continue
+        out.append(PasteLine(number, line))
+    return out
+
+
+def prompt_commands(text: str) -> list[PasteLine]:
+    """The shell commands shown as prompts in a paste (`$ nvidia-smi -q`), without the prompt."""
+    found = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _ANSI.sub("", raw).rstrip("\r")
+        while _QUOTE.match(line):
+            line = _QUOTE.sub("", line, count=1)
+        if _PROMPT.match(line):
+            found.append(PasteLine(number, re.sub(r"^.*?[$#]\s+", "", line, count=1)))
+    return found

@@ -1,0 +1,129 @@
+"""From paths to results: the one call each command makes."""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+from vllm_triage.analysis.model import Finding
+from vllm_triage.analysis.triage import TriageResult, analyse_log, choose
+from vllm_triage.engine import rules as rules_mod
+from vllm_triage.engine.matcher import CompiledRules, compile_rules
+from vllm_triage.engine.scan import scan
+from vllm_triage.errors import InputError, TriageError
+from vllm_triage.fingerprint import data as check_data
+from vllm_triage.fingerprint.checks import run_checks
+from vllm_triage.fingerprint.combine import combine
+from vllm_triage.fingerprint.model import Fingerprint
+from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
+from vllm_triage.ingest.roles import assign_roles, log_score
+from vllm_triage.ingest.sources import Source, collect
+
+
+def load_rules(extra_dirs: list[str] | None = None) -> CompiledRules:
+    return compile_rules(rules_mod.load(extra_dirs))
+
+
+def gather(paths: list[str], stdin: BinaryIO | None = None) -> list[Source]:
+    return assign_roles(collect(paths, stdin))
+
+
+# A log can hide in a file sniffed as something else (an issue paste: collect_env, then the log).
+_MAY_HOLD_A_LOG = (None, "unknown", "collect_env", "launch_command")
+
+
+def _log_sources(sources: list[Source]) -> list[Source]:
+    logs = [s for s in sources if s.role == "vllm_log"]
+    if logs:
+        return logs
+    readable = []
+    for source in sources:
+        head = source.head(SNIFF_BYTES)
+        if len(sources) == 1:
+            check_text(head, source.name)  # a lone empty / binary file → InputError
+        elif not head.strip():
+            continue
+        if source.role in _MAY_HOLD_A_LOG and log_score(decode_all(head, "utf-8")) > 0:
+            readable.append(source)
+    if readable:
+        return readable
+    if len(sources) == 1:
+        source = sources[0]
+        if source.role in (None, "unknown"):
+            message = f"{source.name} does not look like a vLLM log (no log lines, tracebacks or vLLM messages in it)"
+        else:
+            message = f"{source.name} is not a vLLM log (it looks like {source.role} output)"
+        raise InputError("not-a-log", message, "use `vllm-triage fingerprint` for environment artefacts")
+    raise InputError("no-log-in-bundle", "the input holds no vLLM log", "add the server log (docker logs -t) to the bundle")
+
+
+def triage(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> TriageResult:
+    return triage_sources(gather(paths, stdin), rule_dirs)
+
+
+def triage_sources(sources: list[Source], rule_dirs: list[str] | None = None) -> TriageResult:
+    """Triage already-gathered sources; the result carries the bundle's fingerprint too, so
+    callers that need both (diff, fleet) read every file once."""
+    compiled = load_rules(rule_dirs)
+    logs = _log_sources(sources)
+    analyses = [analyse_log(scan(source, compiled), compiled) for source in logs]
+    inputs = [{"path": s.name, "role": s.role or "unknown", "lines": None} for s in sources]
+    for entry in inputs:
+        for analysis in analyses:
+            if analysis.file == entry["path"]:
+                entry["lines"] = analysis.lines
+    result = TriageResult(inputs=inputs, analyses=analyses, chosen=choose(analyses))
+    found, findings, vllm_version = _environment_findings(sources, rule_dirs)
+    result.fingerprint = found
+    result.findings.extend(findings)
+    result.vllm_version = vllm_version
+    result.known_issue = _known_issue(result, vllm_version, rule_dirs)
+    return result
+
+
+def _known_issue(result: TriageResult, vllm_version: str | None, rule_dirs: list[str] | None) -> dict | None:
+    """The best match in the known-issue catalogue, unless this vLLM version already has the fix."""
+    if result.chosen is None or result.chosen.first_error is None:
+        return None
+    from vllm_triage.fleet.known_issues import best_match
+
+    try:
+        return best_match(result.chosen.first_error.to_json(), vllm_version, tuple(rule_dirs or ()))
+    except Exception:  # the catalogue is an extra; a broken entry must not cost the triage
+        return None
+
+
+def fingerprint_sources(sources: list[Source], rule_dirs: list[str] | None = None) -> Fingerprint:
+    data = check_data.load(rule_dirs)
+    found = combine(sources, data)
+    run_checks(found, data)
+    return found
+
+
+def fingerprint(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> Fingerprint:
+    return fingerprint_sources(gather(paths, stdin), rule_dirs)
+
+
+# Findings of the fingerprint that say nothing about the failure being triaged.
+_NOT_FOR_TRIAGE = {"gpu-scope-unstated"}
+
+
+def _environment_findings(
+    sources: list[Source], rule_dirs: list[str] | None
+) -> tuple[Fingerprint | None, list[Finding], str | None]:
+    """The compatibility and hygiene findings of the bundle being triaged, and the vLLM version
+    that ran. An extra: whatever goes wrong here must never cost the user the triage itself."""
+    try:
+        found = fingerprint_sources(sources, rule_dirs)
+    except TriageError:
+        return None, [], None  # nothing in the input to fingerprint: no findings to add
+    except Exception as exc:
+        failed = Finding("fingerprint-failed", "info", f"the environment checks could not run ({type(exc).__name__}: {exc})",
+                         [], "Run `vllm-triage fingerprint` on the same input for details.")
+        return None, [failed], None
+    version = found.facts.get("vllm.version")
+    findings = [
+        Finding(f.id, f.severity, f.message, [e.to_json() for e in f.evidence], f.advice)
+        for f in found.findings
+        if f.id not in _NOT_FOR_TRIAGE
+    ]
+    return found, findings, str(version.value) if version is not None and version.value else None

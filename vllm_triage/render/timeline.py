@@ -1,0 +1,149 @@
+"""The picture of the HTML report as geometry: one lane per run across the phase bands, a dot per
+milestone reached, and a mark where the first error struck.
+
+The x axis is the ordered phases (DESIGN §3), not time: logs of different runs rarely share a
+clock, and a phase axis puts the same milestone at the same x in every lane, so two runs side by
+side show at a glance which got further. Each milestone has its own slot inside its phase's band,
+in the canonical startup order (rules/markers.toml), whether or not a run reached it.
+The template (reports/report.html.j2) only draws what this module computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vllm_triage.phases import PHASES
+
+PHASE_LABELS = {
+    "container": "container",
+    "config": "config",
+    "cuda_init": "CUDA init",
+    "weight_load": "weight load",
+    "engine_reserve": "engine reserve",
+    "request": "serving",
+}
+WIDTH = 980
+LABEL_WIDTH = 170
+RIGHT_MARGIN = 16
+PHASE_TITLE_Y = 16
+MILESTONE_LABEL_Y = 100  # milestone names are written once, slanted, above the lanes
+HEADER = 112
+LANE_HEIGHT = 66
+FOOTER = 40
+# A band's width follows the number of milestones in it, with room for its title when it has few.
+MIN_BAND_WEIGHT = 2.0
+
+
+@dataclass
+class Slot:
+    marker: str
+    phase: str
+    x: float
+
+
+@dataclass
+class Band:
+    phase: str
+    label: str
+    x: float
+    width: float
+    slots: list[Slot] = field(default_factory=list)
+
+
+def milestone_phases() -> tuple[list[str], dict[str, str]]:
+    """The canonical milestone order and the phase each milestone's marker opens."""
+    from vllm_triage.engine.rules import load
+
+    ruleset = load()
+    phase_of: dict[str, str] = {}
+    for rule in ruleset.rules:
+        if rule.kind == "marker" and rule.milestone and rule.phase in PHASES:
+            phase_of.setdefault(rule.milestone, rule.phase)
+    return [m for m in ruleset.milestone_order if m in phase_of], phase_of
+
+
+def bands(order: list[str], phase_of: dict[str, str]) -> list[Band]:
+    members = {phase: [m for m in order if phase_of.get(m) == phase] for phase in PHASES}
+    weights = {phase: max(MIN_BAND_WEIGHT, len(members[phase]) + 0.5) for phase in PHASES}
+    unit = (WIDTH - LABEL_WIDTH - RIGHT_MARGIN) / sum(weights.values())
+    out = []
+    x = float(LABEL_WIDTH)
+    for phase in PHASES:
+        width = weights[phase] * unit
+        band = Band(phase, PHASE_LABELS[phase], x, width)
+        step = width / (len(members[phase]) + 1)
+        band.slots = [Slot(m, phase, band.x + (k + 1) * step) for k, m in enumerate(members[phase])]
+        out.append(band)
+        x += width
+    return out
+
+
+def _error_x(band: Band, reached: set[str]) -> float:
+    """Just after the last slot of the failing phase that was reached (the step that did not finish)."""
+    xs = [band.x] + [s.x for s in band.slots] + [band.x + band.width]
+    done = [i for i, s in enumerate(band.slots, 1) if s.marker in reached]
+    last = max(done, default=0)
+    return (xs[last] + xs[last + 1]) / 2
+
+
+def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, Any]:
+    y = HEADER + index * LANE_HEIGHT + LANE_HEIGHT / 2
+    reached = {m["marker"] for m in run["milestones"]}
+    where = {m["marker"]: m["where"] for m in run["milestones"]}
+    fe = run["first_error"]
+    failed_phase = run["phase"] if fe is not None and run["phase"] in PHASES else None
+    end_x = WIDTH - RIGHT_MARGIN
+    error = None
+    if failed_phase is not None:
+        band = next(b for b in all_bands if b.phase == failed_phase)
+        end_x = _error_x(band, reached)
+        error = {
+            "x": round(end_x, 1), "y": y, "hang": fe.get("kind") == "hang", "category": fe.get("category"),
+            "where": fe.get("where"), "timestamp": fe.get("timestamp"), "phase": failed_phase,
+            "label": "stopped here, no error (hang)" if fe.get("kind") == "hang" else f"first error: {fe.get('category')}",
+            # The label goes on the side with room for it.
+            "anchor": "start" if end_x < WIDTH - 240 else "end",
+            "label_x": round(end_x + 12 if end_x < WIDTH - 240 else end_x - 12, 1),
+        }
+    elif not run["ready"]:
+        # No failure and never ready: as far as the last milestone (a log that simply stops).
+        reached_x = [s.x for b in all_bands for s in b.slots if s.marker in reached]
+        end_x = max(reached_x, default=LABEL_WIDTH)
+    states = []
+    failed_index = PHASES.index(failed_phase) if failed_phase else None
+    for i, band in enumerate(all_bands):
+        if failed_index is not None:
+            stopped = "stopped" if error is not None and error["hang"] else "failed"
+            state = "passed" if i < failed_index else (stopped if i == failed_index else "unreached")
+        elif run["ready"]:
+            state = "passed"
+        else:
+            state = "passed" if band.x + band.width <= end_x else ("reached" if band.x < end_x else "unreached")
+        states.append({"phase": band.phase, "x": round(band.x, 1), "width": round(band.width, 1), "state": state})
+    dots = [
+        {"x": round(s.x, 1), "y": y, "marker": s.marker, "reached": s.marker in reached, "where": where.get(s.marker, "")}
+        for b in all_bands for s in b.slots
+    ]
+    return {
+        "index": index, "y": y, "top": y - LANE_HEIGHT / 2 + 6, "height": LANE_HEIGHT - 12,
+        "label": run["label"], "number": run["number"], "phase": run["phase"], "ready": run["ready"],
+        "bands": states, "dots": dots, "progress_end": round(end_x, 1), "error": error,
+    }
+
+
+def timeline(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    order, phase_of = milestone_phases()
+    all_bands = bands(order, phase_of)
+    lanes = [lane(run, i, all_bands) for i, run in enumerate(runs)]
+    height = HEADER + LANE_HEIGHT * len(runs) + FOOTER
+    return {
+        "width": WIDTH, "height": height, "label_width": LABEL_WIDTH, "start_x": LABEL_WIDTH,
+        "bands": [{"phase": b.phase, "label": b.label, "x": round(b.x, 1), "width": round(b.width, 1),
+                   "center": round(b.x + b.width / 2, 1)} for b in all_bands],
+        "slots": [{"marker": s.marker, "x": round(s.x, 1)} for b in all_bands for s in b.slots],
+        "phase_title_y": PHASE_TITLE_Y, "milestone_label_y": MILESTONE_LABEL_Y, "lanes_top": HEADER - 4,
+        "lanes_bottom": HEADER + LANE_HEIGHT * len(runs),
+        "lanes": lanes,
+        "axis_y": height - FOOTER + 16,
+    }
