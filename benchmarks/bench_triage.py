@@ -62,18 +62,32 @@ def main() -> int:
         for size in (int(s) for s in a.sizes.split(",")):
             log = out_dir / f"big-{size}mb-{failure}.log"
             if not log.exists():
-                subprocess.run([sys.executable, a.maker, str(log), "--size-mb", str(size), "--failure", failure], check=True)
+                subprocess.run(
+                    [sys.executable, a.maker, str(log), "--size-mb", str(size), "--failure", failure],
+                    check=True,
+                )
             mb = log.stat().st_size / 1024**2
             grep_s, grep_mib, _ = best_of(["grep", "-cE", "ERROR|Traceback", str(log)], a.repeat)
-            triage_s, triage_mib, out = best_of(shlex.split(a.cmd) + ["triage", str(log), "--format", "json"], a.repeat)
+            triage_s, triage_mib, out = best_of(
+                shlex.split(a.cmd) + ["triage", str(log), "--format", "json"], a.repeat
+            )
             result = json.loads(out)
             fe = result.get("first_error") or {}
             rows.append(
                 {
-                    "log": log.name, "mb": mb, "lines": result["inputs"][0]["lines"], "failure": failure,
-                    "grep_s": grep_s, "triage_s": triage_s, "ratio": triage_s / grep_s,
-                    "mb_per_s": mb / triage_s, "peak_mib": triage_mib, "grep_mib": grep_mib,
-                    "phase": result["phase"], "first_error_line": fe.get("line"), "category": fe.get("category"),
+                    "log": log.name,
+                    "mb": mb,
+                    "lines": result["inputs"][0]["lines"],
+                    "failure": failure,
+                    "grep_s": grep_s,
+                    "triage_s": triage_s,
+                    "ratio": triage_s / grep_s,
+                    "mb_per_s": mb / triage_s,
+                    "peak_mib": triage_mib,
+                    "grep_mib": grep_mib,
+                    "phase": result["phase"],
+                    "first_error_line": fe.get("line"),
+                    "category": fe.get("category"),
                 }
             )
     header = "| log | size | lines | grep -cE | triage | triage/grep | throughput | peak RSS | phase | first error |\n"

@@ -42,7 +42,10 @@ def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
     except Exception as exc:  # a bug: one line, the traceback only on request
         if os.environ.get("VLLM_TRIAGE_DEBUG"):
             traceback.print_exc()
-        click.echo(f"vllm-triage: internal-error: {type(exc).__name__}: {exc} (set VLLM_TRIAGE_DEBUG=1 for the traceback)", err=True)
+        click.echo(
+            f"vllm-triage: internal-error: {type(exc).__name__}: {exc} (set VLLM_TRIAGE_DEBUG=1 for the traceback)",
+            err=True,
+        )
         sys.exit(EXIT_INTERNAL)
 
 
@@ -61,7 +64,11 @@ def cli() -> None:
 
 
 rules_option = click.option(
-    "--rules", "rule_dirs", multiple=True, type=click.Path(), help="Extra rule directory (repeatable); its ids override built-ins."
+    "--rules",
+    "rule_dirs",
+    multiple=True,
+    type=click.Path(),
+    help="Extra rule directory (repeatable); its ids override built-ins.",
 )
 
 
@@ -111,7 +118,9 @@ def fingerprint(paths: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) ->
         return
     from vllm_triage.render.fingerprint_text import render_fingerprint_text
 
-    text = _run(lambda: render_fingerprint_text(found.to_json(), found.inputs, found.notes, colour=_use_colour()))
+    text = _run(
+        lambda: render_fingerprint_text(found.to_json(), found.inputs, found.notes, colour=_use_colour())
+    )
     click.echo(text, nl=False)
 
 
@@ -133,8 +142,15 @@ def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
     if fmt == "json":
         _emit_json(
             [
-                {"id": r.id, "kind": r.kind, "phase": r.phase, "category": r.category, "priority": r.priority,
-                 "file": r.file, "pattern": r.pattern}
+                {
+                    "id": r.id,
+                    "kind": r.kind,
+                    "phase": r.phase,
+                    "category": r.category,
+                    "priority": r.priority,
+                    "file": r.file,
+                    "pattern": r.pattern,
+                }
                 for r in chosen
             ]
         )
@@ -156,8 +172,11 @@ def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
     problems = problems + _run(lambda: check_data(list(rule_dirs)))
     if fmt == "json":
         _emit_json(
-            {"files": n_files, "rules": n_rules,
-             "problems": [{"file": p.file, "rule": p.rule, "message": p.message} for p in problems]}
+            {
+                "files": n_files,
+                "rules": n_rules,
+                "problems": [{"file": p.file, "rule": p.rule, "message": p.message} for p in problems],
+            }
         )
     else:
         for problem in problems:

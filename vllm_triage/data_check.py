@@ -39,7 +39,9 @@ def check_data(extra_dirs: list[str] | None = None) -> list[Problem]:
     try:
         from vllm_triage.bundle import redact_check, redact_rules
 
-        problems += [Problem("rules/redact", None, line) for line in redact_check.check(redact_rules.load(dirs))]
+        problems += [
+            Problem("rules/redact", None, line) for line in redact_check.check(redact_rules.load(dirs))
+        ]
     except TriageError as exc:
         problems.append(Problem("rules/redact", None, exc.message))
     return problems

@@ -40,7 +40,9 @@ def check_keys(table: Any, name: str, file: str, schema: Schema) -> dict[str, An
         raise fail(file, f"[[{name}]] {label} misses {', '.join(sorted(missing))}".replace("  ", " "))
     unknown = set(table) - required - optional
     if unknown:
-        raise fail(file, f"[[{name}]] {label}: unknown field(s) {', '.join(sorted(unknown))}".replace("  ", " "))
+        raise fail(
+            file, f"[[{name}]] {label}: unknown field(s) {', '.join(sorted(unknown))}".replace("  ", " ")
+        )
     return table
 
 

@@ -22,9 +22,7 @@ import polars as pl
 ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
 
 # journald: `Sep 22 23:46:41 host vllm[361682]: ` (the month may be localized).
-_JOURNALD = (
-    r"^(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?) \S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
-)
+_JOURNALD = r"^(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?) \S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
 # `journalctl -o short-iso[-precise]` starts with `2025-10-02T14:03:11+0300` (an offset without a
 # colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
 _JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
@@ -52,10 +50,10 @@ _VLLM = (
 _UVICORN = r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+(?P<msg>.*)$"
 # torch c10d / glog: severity letter, then `MMDD hh:mm:ss.ffffff` (the month unpadded in c10d:
 # `E808` is August 8th); older torch prints no date at all.
-_C10D = (
-    r"^\[(?P<sev>[IWEF])(?:(?P<md>\d{3,4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?)? (?P<src>[\w.]+:\d+)\] ?(?P<msg>.*)$"
+_C10D = r"^\[(?P<sev>[IWEF])(?:(?P<md>\d{3,4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?)? (?P<src>[\w.]+:\d+)\] ?(?P<msg>.*)$"
+_GLOG = (
+    r"^(?P<sev>[IWEF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\d+ (?P<src>\S+:\d+)\] ?(?P<msg>.*)$"
 )
-_GLOG = r"^(?P<sev>[IWEF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\d+ (?P<src>\S+:\d+)\] ?(?P<msg>.*)$"
 _ISO = (
     r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?(?:[\w.]+\s+-\s+)?"
     r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(?:-\s+)?(?:(?P<src>[\w./-]+:\d+)\s+(?:--\s+)?)?(?P<msg>.*)$"
@@ -78,7 +76,9 @@ SCHEMA = {
 }
 
 
-def parse_lines(raw: pl.Series, file: str, first_line: int | pl.Series, json_lines: bool = False) -> pl.DataFrame:
+def parse_lines(
+    raw: pl.Series, file: str, first_line: int | pl.Series, json_lines: bool = False
+) -> pl.DataFrame:
     """Build LogFrame rows for `raw` lines. `first_line` is the 1-based number of raw[0], or a
     Series of explicit line numbers when `raw` is a subset of a chunk."""
     frame = pl.DataFrame({"raw": raw.str.strip_chars_end("\r")})
@@ -158,7 +158,9 @@ def _strip_box(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _strip_processes(frame: pl.DataFrame) -> pl.DataFrame:
     frame = frame.with_columns(
-        process=pl.lit(None, dtype=pl.String), pid=pl.lit(None, dtype=pl.Int64), _ip=pl.lit(None, dtype=pl.String)
+        process=pl.lit(None, dtype=pl.String),
+        pid=pl.lit(None, dtype=pl.Int64),
+        _ip=pl.lit(None, dtype=pl.String),
     )
     # Stacked prefixes (`(APIServer pid=1) (EngineCore_0 pid=2) …`): keep the innermost.
     for _ in range(3):
@@ -169,7 +171,9 @@ def _strip_processes(frame: pl.DataFrame) -> pl.DataFrame:
             process=pl.when(matched)
             .then(pl.coalesce(pl.col("_p").struct.field("proc"), pl.lit("pid")))
             .otherwise(pl.col("process")),
-            pid=pl.when(matched).then(pl.col("_p").struct.field("pid").cast(pl.Int64)).otherwise(pl.col("pid")),
+            pid=pl.when(matched)
+            .then(pl.col("_p").struct.field("pid").cast(pl.Int64))
+            .otherwise(pl.col("pid")),
             _ip=pl.when(matched).then(pl.col("_p").struct.field("ip")).otherwise(pl.col("_ip")),
             _t=pl.when(matched).then(pl.col("_p").struct.field("rest")).otherwise(pl.col("_t")),
         ).drop("_p")
@@ -186,7 +190,9 @@ def _strip_rank(frame: pl.DataFrame) -> pl.DataFrame:
     matched = pl.col("_p").struct.field("rank").is_not_null()
     rank_from_process = pl.col("process").str.extract(r"(?:rank=|TP|_TP)(\d+)", 1).cast(pl.Int64)
     return frame.with_columns(
-        rank=pl.when(matched).then(pl.col("_p").struct.field("rank").cast(pl.Int64)).otherwise(rank_from_process),
+        rank=pl.when(matched)
+        .then(pl.col("_p").struct.field("rank").cast(pl.Int64))
+        .otherwise(rank_from_process),
         _t=pl.when(matched).then(pl.col("_p").struct.field("rest")).otherwise(pl.col("_t")),
     ).drop("_p")
 
@@ -207,8 +213,12 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
     c10d_level = c.struct.field("sev").replace_strict(_C10D_LEVEL, default=None, return_dtype=pl.String)
     glog_level = g.struct.field("sev").replace_strict(_C10D_LEVEL, default=None, return_dtype=pl.String)
     message = pl.coalesce(
-        v.struct.field("msg"), c.struct.field("msg"), g.struct.field("msg"), i.struct.field("msg"),
-        u.struct.field("msg"), t,
+        v.struct.field("msg"),
+        c.struct.field("msg"),
+        g.struct.field("msg"),
+        i.struct.field("msg"),
+        u.struct.field("msg"),
+        t,
     ).str.replace(_RAY_REPEAT, "")
     return frame.with_columns(
         level=pl.coalesce(

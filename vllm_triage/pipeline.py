@@ -53,10 +53,14 @@ def _log_sources(sources: list[Source]) -> list[Source]:
         else:
             message = f"{source.name} is not a vLLM log (it looks like {source.role} output)"
         raise InputError("not-a-log", message, "use `vllm-triage fingerprint` for environment artefacts")
-    raise InputError("no-log-in-bundle", "the input holds no vLLM log", "add the server log (docker logs -t) to the bundle")
+    raise InputError(
+        "no-log-in-bundle", "the input holds no vLLM log", "add the server log (docker logs -t) to the bundle"
+    )
 
 
-def triage(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> TriageResult:
+def triage(
+    paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None
+) -> TriageResult:
     return triage_sources(gather(paths, stdin), rule_dirs)
 
 
@@ -99,7 +103,9 @@ def fingerprint_sources(sources: list[Source], rule_dirs: list[str] | None = Non
     return found
 
 
-def fingerprint(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> Fingerprint:
+def fingerprint(
+    paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None
+) -> Fingerprint:
     return fingerprint_sources(gather(paths, stdin), rule_dirs)
 
 
@@ -117,8 +123,13 @@ def _environment_findings(
     except TriageError:
         return None, [], None  # nothing in the input to fingerprint: no findings to add
     except Exception as exc:
-        failed = Finding("fingerprint-failed", "info", f"the environment checks could not run ({type(exc).__name__}: {exc})",
-                         [], "Run `vllm-triage fingerprint` on the same input for details.")
+        failed = Finding(
+            "fingerprint-failed",
+            "info",
+            f"the environment checks could not run ({type(exc).__name__}: {exc})",
+            [],
+            "Run `vllm-triage fingerprint` on the same input for details.",
+        )
         return None, [failed], None
     version = found.facts.get("vllm.version")
     findings = [

@@ -77,8 +77,12 @@ def _line(process: str, level: str, where: str, text: str, second: int, stamped:
 
 
 def _non_default(b: Bundle) -> dict[str, Any]:
-    args: dict[str, Any] = {"model_tag": b.model, "model": b.model, "max_model_len": b.max_model_len,
-                            "tensor_parallel_size": b.tp}
+    args: dict[str, Any] = {
+        "model_tag": b.model,
+        "model": b.model,
+        "max_model_len": b.max_model_len,
+        "tensor_parallel_size": b.tp,
+    }
     if b.revision:
         args["revision"] = b.revision
     if b.gpu_memory_utilization is not None:
@@ -98,28 +102,59 @@ def vllm_log(b: Bundle) -> str:
         _line(api, "INFO", "api_server.py:1896", f"vLLM API server version {b.version}", 1),
         _line(api, "INFO", "utils.py:328", f"non-default args: {_non_default(b)!r}", 1),
         _line(api, "INFO", "__init__.py:742", "Resolved architecture: Qwen2ForCausalLM", 2),
-        _line(eng, "INFO", "core.py:74", f"Initializing a V1 LLM engine (v{b.version}) with config: model='{b.model}', "
-              f"speculative_config=None, tokenizer='{b.model}', skip_tokenizer_init=False, tokenizer_mode=auto, "
-              f"revision={b.revision}, trust_remote_code=False, dtype=torch.bfloat16, max_seq_len={b.max_model_len}, "
-              f"download_dir=None, load_format={b.load_format}, tensor_parallel_size={b.tp}, pipeline_parallel_size=1, "
-              f"data_parallel_size=1, disable_custom_all_reduce=False, quantization=None, enforce_eager=False, "
-              f"kv_cache_dtype=auto, device_config=cuda, seed=0, served_model_name={b.model}, "
-              f"enable_prefix_caching={b.prefix_caching}, chunked_prefill_enabled=True", 3),
-        _line(wrk, "INFO", "parallel_state.py:1165", f"rank 0 in world size {b.tp} is assigned as DP rank 0, PP rank 0, "
-              "TP rank 0, EP rank 0", 5),
+        _line(
+            eng,
+            "INFO",
+            "core.py:74",
+            f"Initializing a V1 LLM engine (v{b.version}) with config: model='{b.model}', "
+            f"speculative_config=None, tokenizer='{b.model}', skip_tokenizer_init=False, tokenizer_mode=auto, "
+            f"revision={b.revision}, trust_remote_code=False, dtype=torch.bfloat16, max_seq_len={b.max_model_len}, "
+            f"download_dir=None, load_format={b.load_format}, tensor_parallel_size={b.tp}, pipeline_parallel_size=1, "
+            f"data_parallel_size=1, disable_custom_all_reduce=False, quantization=None, enforce_eager=False, "
+            f"kv_cache_dtype=auto, device_config=cuda, seed=0, served_model_name={b.model}, "
+            f"enable_prefix_caching={b.prefix_caching}, chunked_prefill_enabled=True",
+            3,
+        ),
+        _line(
+            wrk,
+            "INFO",
+            "parallel_state.py:1165",
+            f"rank 0 in world size {b.tp} is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0",
+            5,
+        ),
         _line(wrk, "INFO", "pynccl.py:70", "vLLM is using nccl==2.27.3", 5),
     ]
     body: list[str] = []
     if b.nccl_info:
-        body += ["gpu-node-7:215:215 [0] NCCL INFO Bootstrap : Using eth0:10.1.2.3<0>",
-                 "gpu-node-7:215:215 [0] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)"]
+        body += [
+            "gpu-node-7:215:215 [0] NCCL INFO Bootstrap : Using eth0:10.1.2.3<0>",
+            "gpu-node-7:215:215 [0] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)",
+        ]
     if b.log_elision:
         body.append("[... 240 lines omitted ...]")
     if b.failure == "nccl":
-        body += _traceback(wrk, t, [("vllm/v1/worker/gpu_worker.py", 164, "init_device", "init_worker_distributed_environment(self.vllm_config)"),
-                                    ("vllm/distributed/device_communicators/pynccl_wrapper.py", 256, "NCCL_CHECK", "raise RuntimeError(f\"NCCL error: {error_str}\")")],
-                           "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
-                           "WorkerProc failed to start.", "multiproc_executor.py:585", 6)
+        body += _traceback(
+            wrk,
+            t,
+            [
+                (
+                    "vllm/v1/worker/gpu_worker.py",
+                    164,
+                    "init_device",
+                    "init_worker_distributed_environment(self.vllm_config)",
+                ),
+                (
+                    "vllm/distributed/device_communicators/pynccl_wrapper.py",
+                    256,
+                    "NCCL_CHECK",
+                    'raise RuntimeError(f"NCCL error: {error_str}")',
+                ),
+            ],
+            "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+            "WorkerProc failed to start.",
+            "multiproc_executor.py:585",
+            6,
+        )
         return _join(head, body, b)
     body += [
         _line(wrk, "INFO", "gpu_model_runner.py:2338", f"Starting to load model {b.model}...", 6),
@@ -128,42 +163,131 @@ def vllm_log(b: Bundle) -> str:
     if b.failure == "hang":  # the log stops while the weights load: no error line at all
         return _join(head, body, b)
     if b.failure == "weights":
-        body += _traceback(wrk, t, [("vllm/model_executor/model_loader/default_loader.py", 268, "load_weights", "loaded = model.load_weights(self.get_all_weights(model_config, model))"),
-                                    ("vllm/model_executor/model_loader/weight_utils.py", 480, "safetensors_weights_iterator", "with safe_open(st_file, framework=\"pt\") as f:")],
-                           "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
-                           "WorkerProc failed to start.", "multiproc_executor.py:585", 9)
+        body += _traceback(
+            wrk,
+            t,
+            [
+                (
+                    "vllm/model_executor/model_loader/default_loader.py",
+                    268,
+                    "load_weights",
+                    "loaded = model.load_weights(self.get_all_weights(model_config, model))",
+                ),
+                (
+                    "vllm/model_executor/model_loader/weight_utils.py",
+                    480,
+                    "safetensors_weights_iterator",
+                    'with safe_open(st_file, framework="pt") as f:',
+                ),
+            ],
+            "safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge",
+            "WorkerProc failed to start.",
+            "multiproc_executor.py:585",
+            9,
+        )
         return _join(head, body, b)
     body += [
         _line(wrk, "INFO", "default_loader.py:268", "Loading weights took 4.51 seconds", 10),
-        _line(wrk, "INFO", "gpu_model_runner.py:2392", "Model loading took 14.2487 GiB and 5.346811 seconds", 11),
-        _line(wrk, "INFO", "backends.py:539", "Using cache directory: /root/.cache/vllm/torch_compile_cache/61a0f7c2d3/rank_0_0/backbone for vLLM's torch.compile", 12),
+        _line(
+            wrk, "INFO", "gpu_model_runner.py:2392", "Model loading took 14.2487 GiB and 5.346811 seconds", 11
+        ),
+        _line(
+            wrk,
+            "INFO",
+            "backends.py:539",
+            "Using cache directory: /root/.cache/vllm/torch_compile_cache/61a0f7c2d3/rank_0_0/backbone for vLLM's torch.compile",
+            12,
+        ),
     ]
     if b.failure == "oom":
-        body += _traceback(eng, t, [("vllm/v1/worker/gpu_worker.py", 263, "determine_available_memory", "self.model_runner.profile_run()"),
-                                    ("vllm/v1/worker/gpu_model_runner.py", 3017, "profile_run", "= self._dummy_run(self.max_num_tokens, is_profile=True)")],
-                           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.31 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.62 GiB is free.",
-                           "EngineCore failed to start.", "core.py:718", 20)
+        body += _traceback(
+            eng,
+            t,
+            [
+                (
+                    "vllm/v1/worker/gpu_worker.py",
+                    263,
+                    "determine_available_memory",
+                    "self.model_runner.profile_run()",
+                ),
+                (
+                    "vllm/v1/worker/gpu_model_runner.py",
+                    3017,
+                    "profile_run",
+                    "= self._dummy_run(self.max_num_tokens, is_profile=True)",
+                ),
+            ],
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.31 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.62 GiB is free.",
+            "EngineCore failed to start.",
+            "core.py:718",
+            20,
+        )
         return _join(head, body, b)
     body += [
         _line(wrk, "INFO", "gpu_worker.py:298", "Available KV cache memory: 52.44 GiB", 21),
         _line(eng, "INFO", "kv_cache_utils.py:1087", "GPU KV cache size: 981,888 tokens", 21),
-        _line(wrk, "INFO", "gpu_model_runner.py:3480", "Graph capturing finished in 7 secs, took 0.49 GiB", 29),
-        _line(eng, "INFO", "core.py:210", "init engine (profile, create kv cache, warmup model) took 25.01 seconds", 30),
+        _line(
+            wrk, "INFO", "gpu_model_runner.py:3480", "Graph capturing finished in 7 secs, took 0.49 GiB", 29
+        ),
+        _line(
+            eng,
+            "INFO",
+            "core.py:210",
+            "init engine (profile, create kv cache, warmup model) took 25.01 seconds",
+            30,
+        ),
         _line(api, "INFO", "api_server.py:1912", "Starting vLLM API server 0 on http://0.0.0.0:8000", 31),
         f"({api}) INFO:     Started server process [1]",
         f"({api}) INFO:     Waiting for application startup.",
         f"({api}) INFO:     Application startup complete.",
     ]
-    body += [f'({api}) INFO:     172.17.0.1:{50330 + i} - "POST /v1/chat/completions HTTP/1.1" 200 OK' for i in range(b.requests)]
+    body += [
+        f'({api}) INFO:     172.17.0.1:{50330 + i} - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+        for i in range(b.requests)
+    ]
     if b.failure == "illegal":
-        body += _traceback("Worker_TP1 pid=216", t, [("vllm/v1/executor/multiproc_executor.py", 591, "worker_busy_loop", "output = func(*args, **kwargs)"),
-                                                     ("vllm/v1/worker/gpu_worker.py", 362, "execute_model", "output = self.model_runner.execute_model(scheduler_output)")],
-                           "RuntimeError: CUDA error: an illegal memory access was encountered",
-                           "WorkerProc hit an exception.", "multiproc_executor.py:596", 40)
-        body.append(_line(api, "ERROR", "async_llm.py:525", "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.", 41))
+        body += _traceback(
+            "Worker_TP1 pid=216",
+            t,
+            [
+                (
+                    "vllm/v1/executor/multiproc_executor.py",
+                    591,
+                    "worker_busy_loop",
+                    "output = func(*args, **kwargs)",
+                ),
+                (
+                    "vllm/v1/worker/gpu_worker.py",
+                    362,
+                    "execute_model",
+                    "output = self.model_runner.execute_model(scheduler_output)",
+                ),
+            ],
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "WorkerProc hit an exception.",
+            "multiproc_executor.py:596",
+            40,
+        )
+        body.append(
+            _line(
+                api,
+                "ERROR",
+                "async_llm.py:525",
+                "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+                41,
+            )
+        )
     if b.failure == "consequence_only":
-        body = [_line(api, "ERROR", "async_llm.py:525", "AsyncLLM output_handler failed.", 41),
-                _line(api, "ERROR", "async_llm.py:525", "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.", 41)]
+        body = [
+            _line(api, "ERROR", "async_llm.py:525", "AsyncLLM output_handler failed.", 41),
+            _line(
+                api,
+                "ERROR",
+                "async_llm.py:525",
+                "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+                41,
+            ),
+        ]
         return "\n".join(body) + "\n"
     return _join(head, body, b)
 
@@ -173,18 +297,30 @@ def _join(head: list[str], body: list[str], b: Bundle) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _traceback(process: str, stamped: bool, frames: list[tuple[str, int, str, str]], exception: str, headline: str,
-               where: str, second: int) -> list[str]:
+def _traceback(
+    process: str,
+    stamped: bool,
+    frames: list[tuple[str, int, str, str]],
+    exception: str,
+    headline: str,
+    where: str,
+    second: int,
+) -> list[str]:
     if not stamped:  # a bare Python traceback, as printed by a process without vLLM's logger
         out = [f"({process}) {headline}", f"({process}) Traceback (most recent call last):"]
         for file, line, func, code in frames:
-            out += [f'({process})   File "/usr/local/lib/python3.12/dist-packages/{file}", line {line}, in {func}',
-                    f"({process})     {code}"]
+            out += [
+                f'({process})   File "/usr/local/lib/python3.12/dist-packages/{file}", line {line}, in {func}',
+                f"({process})     {code}",
+            ]
         return out + [f"({process}) {exception}"]
     head = f"({process}) ERROR {_TS.format(second % 60)} [{where}]"
     out = [f"{head} {headline}", f"{head} Traceback (most recent call last):"]
     for file, line, func, code in frames:
-        out += [f'{head}   File "/usr/local/lib/python3.12/dist-packages/{file}", line {line}, in {func}', f"{head}     {code}"]
+        out += [
+            f'{head}   File "/usr/local/lib/python3.12/dist-packages/{file}", line {line}, in {func}',
+            f"{head}     {code}",
+        ]
     return out + [f"{head} {exception}"]
 
 
@@ -208,11 +344,21 @@ def command(b: Bundle) -> str:
         else:
             words.append(f"{flag} {value}")
     if b.command == "vllm_serve":
-        lines = ["#!/usr/bin/env bash", f"exec vllm serve {model} \\"] + [f"  {w} \\" for w in words[:-1]] + [f"  {words[-1]}"]
+        lines = (
+            ["#!/usr/bin/env bash", f"exec vllm serve {model} \\"]
+            + [f"  {w} \\" for w in words[:-1]]
+            + [f"  {words[-1]}"]
+        )
     else:
         env = [f"  -e {k}={v} \\" for k, v in b.env.items()]
-        lines = ["docker run -d --name vllm-qwen --gpus all \\", f"  --ipc={b.ipc} \\" if b.ipc else "  --shm-size=64m \\",
-                 "  -p 8000:8000 \\", *env, f"  {_image(b)} \\", f"  --model {model} \\"]
+        lines = [
+            "docker run -d --name vllm-qwen --gpus all \\",
+            f"  --ipc={b.ipc} \\" if b.ipc else "  --shm-size=64m \\",
+            "  -p 8000:8000 \\",
+            *env,
+            f"  {_image(b)} \\",
+            f"  --model {model} \\",
+        ]
         lines += [f"  {w} \\" for w in words[:-1]] + [f"  {words[-1]}"]
     if b.command_elided:
         lines.insert(2, "  … \\")
@@ -222,8 +368,13 @@ def command(b: Bundle) -> str:
 
 
 def request(b: Bundle) -> str:
-    body = {"model": b.model, "messages": [{"role": "user", "content": "Say hello in one word."}], "max_tokens": 32,
-            "temperature": 0.0, "top_p": 1.0}
+    body = {
+        "model": b.model,
+        "messages": [{"role": "user", "content": "Say hello in one word."}],
+        "max_tokens": 32,
+        "temperature": 0.0,
+        "top_p": 1.0,
+    }
     if b.request == "json":
         return json.dumps(body, indent=2) + "\n"
     timeout = "-m 120 " if b.request_timeout else ""
@@ -266,41 +417,79 @@ def nvidia_smi(b: Bundle, gpus: int) -> str:
 
 
 def nvidia_smi_list(gpus: int) -> str:
-    return "".join(f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-6c1e{i:04d}-1111-2222-3333-44445555{i:04d})\n" for i in range(gpus))
+    return "".join(
+        f"GPU {i}: NVIDIA H100 80GB HBM3 (UUID: GPU-6c1e{i:04d}-1111-2222-3333-44445555{i:04d})\n"
+        for i in range(gpus)
+    )
 
 
 def topo(gpus: int) -> str:
     head = "\t" + "\t".join(f"GPU{i}" for i in range(gpus)) + "\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID"
-    rows = [f"GPU{i}\t" + "\t".join("X" if i == j else "NV18" for j in range(gpus)) + "\t0-47\t0\t\tN/A"
-            for i in range(gpus)]
-    return "\n".join([head, *rows, "", "Legend:", "  X    = Self", "  NV#  = Connection traversing a bonded set of # NVLinks"]) + "\n"
+    rows = [
+        f"GPU{i}\t" + "\t".join("X" if i == j else "NV18" for j in range(gpus)) + "\t0-47\t0\t\tN/A"
+        for i in range(gpus)
+    ]
+    return (
+        "\n".join(
+            [
+                head,
+                *rows,
+                "",
+                "Legend:",
+                "  X    = Self",
+                "  NV#  = Connection traversing a bonded set of # NVLinks",
+            ]
+        )
+        + "\n"
+    )
 
 
 def inspect_json(b: Bundle) -> str:
     env = [f"{k}={v}" for k, v in b.env.items()] + [
-        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "CUDA_VERSION=12.8.1",
-        "NVIDIA_VISIBLE_DEVICES=all"]
-    host_config: dict[str, Any] = {"NetworkMode": "host", "Runtime": "runc",
-                                   "DeviceRequests": [{"Driver": "", "Count": -1, "DeviceIDs": None, "Capabilities": [["gpu"]]}]}
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "CUDA_VERSION=12.8.1",
+        "NVIDIA_VISIBLE_DEVICES=all",
+    ]
+    host_config: dict[str, Any] = {
+        "NetworkMode": "host",
+        "Runtime": "runc",
+        "DeviceRequests": [{"Driver": "", "Count": -1, "DeviceIDs": None, "Capabilities": [["gpu"]]}],
+    }
     if b.ipc:
         host_config.update({"IpcMode": b.ipc, "ShmSize": 67108864})
     record = {
-        "Id": "c0ffee" * 10 + "abcd", "Created": "2026-04-01T08:59:58Z", "Path": "vllm",
+        "Id": "c0ffee" * 10 + "abcd",
+        "Created": "2026-04-01T08:59:58Z",
+        "Path": "vllm",
         "Args": ["serve", b.model, "--tensor-parallel-size", str(b.tp)],
-        "State": {"Status": "exited", "Running": False, "OOMKilled": False, "ExitCode": 1,
-                  "StartedAt": "2026-04-01T09:00:00Z", "FinishedAt": "2026-04-01T09:01:00Z"},
-        "Image": IMAGE_ID, "Name": "/vllm-qwen",
+        "State": {
+            "Status": "exited",
+            "Running": False,
+            "OOMKilled": False,
+            "ExitCode": 1,
+            "StartedAt": "2026-04-01T09:00:00Z",
+            "FinishedAt": "2026-04-01T09:01:00Z",
+        },
+        "Image": IMAGE_ID,
+        "Name": "/vllm-qwen",
         "HostConfig": host_config,
-        "Config": {"Hostname": "c0ffeec0ffee", "Env": env, "Cmd": ["serve", b.model], "Image": _image(b),
-                   "Entrypoint": ["vllm"]},
+        "Config": {
+            "Hostname": "c0ffeec0ffee",
+            "Env": env,
+            "Cmd": ["serve", b.model],
+            "Image": _image(b),
+            "Entrypoint": ["vllm"],
+        },
     }
     return json.dumps([record], indent=4) + "\n"
 
 
 def collect_env(b: Bundle) -> str:
     if b.collect_env_placeholder:
-        return ("<details>\n<summary>The output of <code>python collect_env.py</code></summary>\n\n```text\n"
-                "Your output of `python collect_env.py` here\n```\n\n</details>\n")
+        return (
+            "<details>\n<summary>The output of <code>python collect_env.py</code></summary>\n\n```text\n"
+            "Your output of `python collect_env.py` here\n```\n\n</details>\n"
+        )
     return (
         "Collecting environment information...\n"
         "PyTorch version: 2.8.0+cu128\nIs debug build: False\nCUDA used to build PyTorch: 12.8\n"

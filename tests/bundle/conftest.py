@@ -121,7 +121,7 @@ def _files() -> dict[str, str]:
             f"DEBUG 10-20 08:15:12 [hub.py:77] login with token {HF} succeeded\n"
             f"DEBUG 10-20 08:15:12 [oauth.py:3] session={JWT}\n"
             "gpu-node-17:1234:1290 [0] NCCL INFO Bootstrap : Using eth0:10.0.3.17<0>\n"
-            "INFO:     10.0.3.5:51234 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n"
+            'INFO:     10.0.3.5:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
             "ERROR 10-20 08:16:00 [engine.py:1] CUDA out of memory.\n"
         ),
         "request.sh": (
@@ -173,16 +173,40 @@ def planted(tmp_path: Path) -> Planted:
         path.write_text(text, encoding="utf-8")
     (root / "blob.bin").write_bytes(bytes(range(256)) * 8)
     secrets = {
-        "hf": HF, "openai": OPENAI, "api_key": API_KEY, "api_key_flag": API_KEY_FLAG, "db_password": DB_PASSWORD,
-        "proxy_password": PROXY_PASSWORD, "aws_id": AWS_ID, "aws_secret": AWS_SECRET, "github": GITHUB,
-        "slack": SLACK, "ngc": NGC, "jwt": JWT, "basic": BASIC, "k8s": K8S_TOKEN, "url_password": URL_PASSWORD,
+        "hf": HF,
+        "openai": OPENAI,
+        "api_key": API_KEY,
+        "api_key_flag": API_KEY_FLAG,
+        "db_password": DB_PASSWORD,
+        "proxy_password": PROXY_PASSWORD,
+        "aws_id": AWS_ID,
+        "aws_secret": AWS_SECRET,
+        "github": GITHUB,
+        "slack": SLACK,
+        "ngc": NGC,
+        "jwt": JWT,
+        "basic": BASIC,
+        "k8s": K8S_TOKEN,
+        "url_password": URL_PASSWORD,
         "private_key": KEY_BODY,
     }
     keep = [
-        SHA_DIGEST, GIT_VERSION, GPU_UUID, REQUEST_ID, "TOKENIZERS_PARALLELISM=false", "HF_HUB_ENABLE_HF_TRANSFER=1",
-        "--max-num-batched-tokens 8192", "'max_num_batched_tokens': 8192", "HF_TOKEN_PATH=/run/secrets/hf_token",
-        "key: token", "name: hf-token", 'value: "8000"', "-e HF_TOKEN=$HF_TOKEN", "10.0.3.17", "gpu-node-17",
-        "/home/alice", '"max_tokens": 16',
+        SHA_DIGEST,
+        GIT_VERSION,
+        GPU_UUID,
+        REQUEST_ID,
+        "TOKENIZERS_PARALLELISM=false",
+        "HF_HUB_ENABLE_HF_TRANSFER=1",
+        "--max-num-batched-tokens 8192",
+        "'max_num_batched_tokens': 8192",
+        "HF_TOKEN_PATH=/run/secrets/hf_token",
+        "key: token",
+        "name: hf-token",
+        'value: "8000"',
+        "-e HF_TOKEN=$HF_TOKEN",
+        "10.0.3.17",
+        "gpu-node-17",
+        "/home/alice",
+        '"max_tokens": 16',
     ]
     return Planted(root, secrets, keep)
-

@@ -55,8 +55,10 @@ def test_json_contract(tmp_path: Path) -> None:
 
 def test_a_pasted_issue_body_on_stdin(tmp_path: Path) -> None:
     """The bug-report template with its placeholder left in: collect_env counts as missing."""
-    body = (b"### Your current environment\n\n<details>\n<summary>The output of <code>python collect_env.py</code>"
-            b"</summary>\n\n```text\nYour output of `python collect_env.py` here\n```\n\n</details>\n")
+    body = (
+        b"### Your current environment\n\n<details>\n<summary>The output of <code>python collect_env.py</code>"
+        b"</summary>\n\n```text\nYour output of `python collect_env.py` here\n```\n\n</details>\n"
+    )
     result = run("check", "--format", "json", "-", stdin=body)
     assert result.exit_code == 1, result.output
     data = json.loads(result.output)
@@ -65,9 +67,12 @@ def test_a_pasted_issue_body_on_stdin(tmp_path: Path) -> None:
     assert version["status"] == "missing" and "placeholder" in version["message"]
 
 
-@pytest.mark.parametrize(("args", "problem"), [
-    (["check", "/nonexistent/bundle"], "missing-path"),
-])
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["check", "/nonexistent/bundle"], "missing-path"),
+    ],
+)
 def test_bad_input_is_one_line(args: list[str], problem: str) -> None:
     result = run(*args)
     assert result.exit_code == 4
@@ -114,34 +119,49 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    ('\n[[item]]\nid = "image-digest"\ntitle = "x"\nwhy = "y"\n', "duplicate id"),
-    ('\n[[item]]\nid = "coffee-brewed"\ntitle = "x"\nwhy = "y"\n', "no check in the code"),
-    ('\n[[diagnosis]]\nid = "x"\nlabel = "x"\nrequires = ["nope"]\n', "requires unknown item"),
-    ('\n[[diagnosis]]\nid = "x"\nlabel = "x"\nrequires = []\ncolour = "red"\n', "unknown field"),
-    ('\n[[placeholder]]\nid = "x"\nexplain = "x"\npattern = "TBD"\nmust_match = ["nothing here"]\n', "must_match example"),
-    ('\n[[placeholder]]\nid = "x"\nexplain = "x"\npattern = "("\n', "does not compile"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('\n[[item]]\nid = "image-digest"\ntitle = "x"\nwhy = "y"\n', "duplicate id"),
+        ('\n[[item]]\nid = "coffee-brewed"\ntitle = "x"\nwhy = "y"\n', "no check in the code"),
+        ('\n[[diagnosis]]\nid = "x"\nlabel = "x"\nrequires = ["nope"]\n', "requires unknown item"),
+        ('\n[[diagnosis]]\nid = "x"\nlabel = "x"\nrequires = []\ncolour = "red"\n', "unknown field"),
+        (
+            '\n[[placeholder]]\nid = "x"\nexplain = "x"\npattern = "TBD"\nmust_match = ["nothing here"]\n',
+            "must_match example",
+        ),
+        ('\n[[placeholder]]\nid = "x"\nexplain = "x"\npattern = "("\n', "does not compile"),
+    ],
+)
 def test_data_is_strict(tmp_path: Path, extra: str, message: str) -> None:
     with pytest.raises(RuleError, match=message):
         checklist_data.load(KNOWN_ITEMS, _write(tmp_path, extra))
 
 
 def test_collect_place_must_be_known(tmp_path: Path) -> None:
-    text = (rules_dir() / "checklist.toml").read_text().replace('[item.collect]\nlog = "{logs}"\n\n[[item]]\nid = "request-recorded"',
-                                                               '[item.collect]\nlaptop = "x"\n\n[[item]]\nid = "request-recorded"')
+    text = (
+        (rules_dir() / "checklist.toml")
+        .read_text()
+        .replace(
+            '[item.collect]\nlog = "{logs}"\n\n[[item]]\nid = "request-recorded"',
+            '[item.collect]\nlaptop = "x"\n\n[[item]]\nid = "request-recorded"',
+        )
+    )
     path = tmp_path / "checklist.toml"
     path.write_text(text)
     with pytest.raises(RuleError, match="unknown place"):
         checklist_data.load(KNOWN_ITEMS, path)
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ("Your output of `python collect_env.py` here", "collect-env-template"),
-    ("<paste here>", "paste-here"),
-    ("  --max-model-len 32768 …", "elision"),
-    ("docker run ... vllm/vllm-openai:v0.10.2", "elision"),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("Your output of `python collect_env.py` here", "collect-env-template"),
+        ("<paste here>", "paste-here"),
+        ("  --max-model-len 32768 …", "elision"),
+        ("docker run ... vllm/vllm-openai:v0.10.2", "elision"),
+    ],
+)
 def test_placeholders_in_data(line: str, expected: str) -> None:
     data = checklist_data.load(KNOWN_ITEMS)
     found = [p.id for p in data.placeholders if p.search(line)]

@@ -17,8 +17,9 @@ VARIANTS: dict[str, Bundle] = {
     "complete": B,
     "tag-only": B.but(image_digest=False),
     "no-image": B.but(inspect=False, command=None),
-    "host-run": B.but(command="vllm_serve", inspect=False, smi_container=False, smi_list=False,
-                      collect_env_version="0.10.2"),
+    "host-run": B.but(
+        command="vllm_serve", inspect=False, smi_container=False, smi_list=False, collect_env_version="0.10.2"
+    ),
     "host-run-no-env": B.but(command="vllm_serve", inspect=False, smi_container=False, smi_list=False),
     "collect-env-only": B.but(log=False, collect_env_version="0.10.2", rollback="t0"),
     "versions-disagree": B.but(collect_env_version="0.9.2"),
@@ -41,7 +42,9 @@ VARIANTS: dict[str, Bundle] = {
     "last-lines-only": B.but(failure="oom", from_start=False, rollback="t0"),
     "log-elided": B.but(failure="oom", log_elision=True, rollback="t0"),
     "no-log": B.but(log=False, rollback="t0"),
-    "log-placeholder": B.but(log=False, rollback="t0", extra_files={"vllm.log": "<paste the full log here>\n"}),
+    "log-placeholder": B.but(
+        log=False, rollback="t0", extra_files={"vllm.log": "<paste the full log here>\n"}
+    ),
     "consequences-only": B.but(failure="consequence_only", rollback="t0"),
     "request-no-timeout": B.but(request="json"),
     "request-concurrent": B.but(concurrency=4),
@@ -57,10 +60,21 @@ VARIANTS: dict[str, Bundle] = {
     "nccl-debug-set-not-kept": B.but(failure="nccl", request=None, env={"NCCL_DEBUG": "INFO"}, rollback="t0"),
     "weights": B.but(failure="weights", request=None, rollback="t0"),
     "weights-no-revision": B.but(failure="weights", request=None, revision=None, rollback="t0"),
-    "weights-no-banner": B.but(failure="weights", request=None, from_start=False, command=None, rollback="t0"),
+    "weights-no-banner": B.but(
+        failure="weights", request=None, from_start=False, command=None, rollback="t0"
+    ),
     "oom-complete": B.but(failure="oom", request=None, rollback="t0"),
-    "oom-bare": B.but(failure="oom", request=None, smi_host=False, smi_container=False, smi_list=False,
-                      gpu_memory_utilization=None, from_start=False, command=None, rollback="t0"),
+    "oom-bare": B.but(
+        failure="oom",
+        request=None,
+        smi_host=False,
+        smi_container=False,
+        smi_list=False,
+        gpu_memory_utilization=None,
+        from_start=False,
+        command=None,
+        rollback="t0",
+    ),
     "oom-default-utilization": B.but(failure="oom", request=None, gpu_memory_utilization=None, rollback="t0"),
 }
 
@@ -120,7 +134,12 @@ CASES = [
     # environment variables listed separately
     ("complete", "environment-listed", "pass", "environment.env"),
     ("inspect-env", "environment-listed", "pass", "Config.Env"),
-    ("env-in-command-only", "environment-listed", "missing", "only the 2 variable(s) written in the launch command"),
+    (
+        "env-in-command-only",
+        "environment-listed",
+        "missing",
+        "only the 2 variable(s) written in the launch command",
+    ),
     # the first error block with its timestamp, not only the last lines
     ("complete", "first-error-block", "pass", "ready"),
     ("error-timestamped", "first-error-block", "pass", "04-01 09:00:20"),
@@ -174,8 +193,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("variant", "item_id", "status", "text"), CASES,
-                         ids=[f"{c[1]}-{c[2]}-{c[0]}" for c in CASES])
+@pytest.mark.parametrize(
+    ("variant", "item_id", "status", "text"), CASES, ids=[f"{c[1]}-{c[2]}-{c[0]}" for c in CASES]
+)
 def test_item(results, variant: str, item_id: str, status: str, text: str) -> None:
     found = item(results(variant), item_id)
     assert found["status"] == status, found
@@ -214,9 +234,13 @@ def test_evidence_names_file_and_line(results) -> None:
 def test_commands_are_filled_for_the_scene(results) -> None:
     """The container's name comes from docker inspect; Go templates stay as they are."""
     found = item(results("tag-only"), "image-digest")
-    assert found["collect"][0]["command"].startswith("docker image inspect $(docker inspect --format '{{.Image}}' vllm-qwen)")
+    assert found["collect"][0]["command"].startswith(
+        "docker image inspect $(docker inspect --format '{{.Image}}' vllm-qwen)"
+    )
     found = item(results("no-container-smi"), "nvidia-smi-views")
-    assert found["collect"] == [{"place": "container", "command": "docker exec vllm-qwen nvidia-smi > nvidia-smi-container.txt"}]
+    assert found["collect"] == [
+        {"place": "container", "command": "docker exec vllm-qwen nvidia-smi > nvidia-smi-container.txt"}
+    ]
     found = item(results("no-request"), "request-recorded")
     assert '"model": "Qwen/Qwen2.5-7B-Instruct"' in found["collect"][0]["command"]
     assert "curl -sS -m 300" in found["collect"][0]["command"]
@@ -224,18 +248,28 @@ def test_commands_are_filled_for_the_scene(results) -> None:
     assert found["collect"][0] == {"place": "host", "command": "vllm collect-env > collect_env.txt"}
 
 
-@pytest.mark.parametrize(("variant", "diagnosis", "items"), [
-    ("nccl-complete", "communication", {"nccl-debug", "shm-ipc", "gpu-topology"}),
-    ("weights", "weight-load", {"load-format", "model-revision"}),
-    ("oom-complete", "out-of-memory", {"memory-at-start", "gpu-memory-utilization"}),
-])
+@pytest.mark.parametrize(
+    ("variant", "diagnosis", "items"),
+    [
+        ("nccl-complete", "communication", {"nccl-debug", "shm-ipc", "gpu-topology"}),
+        ("weights", "weight-load", {"load-format", "model-revision"}),
+        ("oom-complete", "out-of-memory", {"memory-at-start", "gpu-memory-utilization"}),
+    ],
+)
 def test_requirements_follow_the_diagnosis(results, variant: str, diagnosis: str, items: set[str]) -> None:
     result = results(variant)
     assert [d["id"] for d in result["diagnoses"]] == [diagnosis]
     listed = {i["id"] for i in result["items"]}
     assert items <= listed
-    conditional = {"nccl-debug", "shm-ipc", "gpu-topology", "load-format", "model-revision", "memory-at-start",
-                   "gpu-memory-utilization"}
+    conditional = {
+        "nccl-debug",
+        "shm-ipc",
+        "gpu-topology",
+        "load-format",
+        "model-revision",
+        "memory-at-start",
+        "gpu-memory-utilization",
+    }
     assert listed & conditional == items  # the other diagnoses' items are not asked for
     assert all(i["required_by"] for i in result["items"] if i["id"] in items)
 
@@ -248,7 +282,11 @@ def test_no_diagnosis_items_for_a_healthy_run(results) -> None:
 def test_placeholders_are_listed_with_file_and_line(results) -> None:
     result = results("collect-env-placeholder")
     hit = result["placeholders"][0]
-    assert hit["placeholder"] == "collect-env-template" and hit["file"].endswith("collect_env.txt") and hit["line"] == 5
+    assert (
+        hit["placeholder"] == "collect-env-template"
+        and hit["file"].endswith("collect_env.txt")
+        and hit["line"] == 5
+    )
     result = results("command-elided")
     assert result["placeholders"][0]["placeholder"] == "elision" and result["placeholders"][0]["line"] == 3
 

@@ -51,15 +51,22 @@ def test_rollback_point_is_the_last_trial_that_passed(tmp_path: Path) -> None:
 
 
 def test_no_rollback_point_when_nothing_passed(tmp_path: Path) -> None:
-    result = check_series(tmp_path, BASE.but(failure="oom", request=None), nth(2, failure="oom", request=None, max_model_len=4096))
+    result = check_series(
+        tmp_path,
+        BASE.but(failure="oom", request=None),
+        nth(2, failure="oom", request=None, max_model_len=4096),
+    )
     found = item(result, "rollback-point")
     assert found["status"] == "missing" and "T1 (t1), T2 (t2)" in found["message"]
     assert any("rollback =" in c["command"] for c in found["collect"])
 
 
 def test_rollback_point_named_in_the_manifest(tmp_path: Path) -> None:
-    result = check_series(tmp_path, BASE.but(failure="oom", request=None, rollback="last week's image"),
-                          nth(2, failure="oom", request=None, max_model_len=4096, rollback="last week's image"))
+    result = check_series(
+        tmp_path,
+        BASE.but(failure="oom", request=None, rollback="last week's image"),
+        nth(2, failure="oom", request=None, max_model_len=4096, rollback="last week's image"),
+    )
     found = item(result, "rollback-point")
     assert found["status"] == "pass" and found["evidence"][0]["file"].endswith("bundle.toml")
 
@@ -77,13 +84,17 @@ def test_prefix_caching_together_with_another_change(tmp_path: Path) -> None:
 
 
 def test_prefix_caching_after_a_base_that_failed(tmp_path: Path) -> None:
-    result = check_series(tmp_path, BASE.but(failure="illegal"), nth(2, prefix_caching=True, failure="illegal"))
+    result = check_series(
+        tmp_path, BASE.but(failure="illegal"), nth(2, prefix_caching=True, failure="illegal")
+    )
     found = item(result, "prefix-caching-step")
     assert found["status"] == "fail" and "had not passed" in found["message"]
 
 
 def test_prefix_caching_from_the_first_trial(tmp_path: Path) -> None:
-    result = check_series(tmp_path, BASE.but(prefix_caching=True), nth(2, prefix_caching=True, max_model_len=16384))
+    result = check_series(
+        tmp_path, BASE.but(prefix_caching=True), nth(2, prefix_caching=True, max_model_len=16384)
+    )
     found = item(result, "prefix-caching-step")
     assert found["status"] == "fail" and "from the first trial" in found["message"]
 

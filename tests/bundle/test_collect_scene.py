@@ -45,12 +45,16 @@ def _stage(tmp_path: Path) -> Path:
     half = len(stamped) // 2
     (data / "log-stdout.txt").write_text("\n".join(stamped[:half]) + "\n")
     (data / "log-stderr.txt").write_text("\n".join(stamped[half:]) + "\n")
-    (data / "version").write_text((FIXTURES / "nvidia_smi/proc-version-proprietary-535.txt").read_text().split("\n", 1)[1])
+    (data / "version").write_text(
+        (FIXTURES / "nvidia_smi/proc-version-proprietary-535.txt").read_text().split("\n", 1)[1]
+    )
     return data
 
 
 def _nvidia_smi(bin_dir: Path, data: Path) -> None:
-    _script(bin_dir / "nvidia-smi", f"""
+    _script(
+        bin_dir / "nvidia-smi",
+        f"""
 case "$1" in
   -L) {CAT} {data}/nvidia-smi-L.txt ;;
   topo) echo "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system." ; echo "topo: unsupported" >&2; exit 12 ;;
@@ -58,12 +62,15 @@ case "$1" in
       {SLEEP} 30 & echo $! > {data}/hung-child.pid; wait ;;
   *) {CAT} {data}/nvidia-smi.txt ;;
 esac
-""")
+""",
+    )
 
 
 def _docker(bin_dir: Path, data: Path, name: str = "docker") -> None:
     image_id = json.loads((data / "inspect.json").read_text())[0]["Image"]
-    _script(bin_dir / name, f"""
+    _script(
+        bin_dir / name,
+        f"""
 echo "$@" >> {data}/{name}.calls
 case "$1" in
   inspect) [ "$2" = "qwen3-32b" ] || {{ echo "Error: No such object: $2" >&2; exit 1; }}; {CAT} {data}/inspect.json ;;
@@ -76,18 +83,34 @@ case "$1" in
     esac ;;
   logs) {CAT} {data}/log-stdout.txt; {CAT} {data}/log-stderr.txt >&2 ;;
 esac
-""")
+""",
+    )
 
 
 def _kubectl(bin_dir: Path, data: Path) -> None:
     pod = {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "vllm-0", "namespace": "ml"},
-        "spec": {"nodeName": "gpu-node-9", "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.10.2"}]},
-        "status": {"startTime": "2025-09-21T11:03:00Z", "containerStatuses": [
-            {"name": "vllm", "restartCount": 3, "imageID": "docker.io/vllm/vllm-openai@sha256:" + "ab" * 32}]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "vllm-0", "namespace": "ml"},
+        "spec": {
+            "nodeName": "gpu-node-9",
+            "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.10.2"}],
+        },
+        "status": {
+            "startTime": "2025-09-21T11:03:00Z",
+            "containerStatuses": [
+                {
+                    "name": "vllm",
+                    "restartCount": 3,
+                    "imageID": "docker.io/vllm/vllm-openai@sha256:" + "ab" * 32,
+                }
+            ],
+        },
     }
     (data / "pod.json").write_text(json.dumps(pod, indent=4))
-    _script(bin_dir / "kubectl", f"""
+    _script(
+        bin_dir / "kubectl",
+        f"""
 echo "$@" >> {data}/kubectl.calls
 case "$1" in
   get) {CAT} {data}/pod.json ;;
@@ -101,7 +124,8 @@ case "$1" in
       *collect-env*) {CAT} {data}/collect_env.txt ;;
     esac ;;
 esac
-""")
+""",
+    )
 
 
 def _host(bin_dir: Path, data: Path, **extra: str) -> Host:
@@ -145,28 +169,50 @@ def test_container_scene_records_ok_failed_timeout_and_fallback(scene, tmp_path:
     bin_dir, data = scene
     out = tmp_path / "bundle"
     started = time.monotonic()
-    result = collect(Request(str(out), container="qwen3-32b", timeout=1.0, launch=["vllm", "serve", "Qwen/Qwen3-32B",
-                             "--api-key", "tok-1234-abcd"], label="trial-1"), _host(bin_dir, data))
+    result = collect(
+        Request(
+            str(out),
+            container="qwen3-32b",
+            timeout=1.0,
+            launch=["vllm", "serve", "Qwen/Qwen3-32B", "--api-key", "tok-1234-abcd"],
+            label="trial-1",
+        ),
+        _host(bin_dir, data),
+    )
     assert time.monotonic() - started < 15
     steps = _steps(out)
     assert {name: s["status"] for name, s in steps.items()} == {
-        "host.nvidia-smi": "ok", "host.nvidia-smi-L": "ok", "host.nvidia-smi-topo": "failed",
-        "host.nvidia-smi-q": "timeout", "host.driver-version": "ok", "container.inspect": "ok",
-        "container.image-inspect": "ok", "container.nvidia-smi": "ok", "container.collect-env": "ok",
-        "container.logs": "ok", "launch-command": "ok", "environment": "ok",
+        "host.nvidia-smi": "ok",
+        "host.nvidia-smi-L": "ok",
+        "host.nvidia-smi-topo": "failed",
+        "host.nvidia-smi-q": "timeout",
+        "host.driver-version": "ok",
+        "container.inspect": "ok",
+        "container.image-inspect": "ok",
+        "container.nvidia-smi": "ok",
+        "container.collect-env": "ok",
+        "container.logs": "ok",
+        "launch-command": "ok",
+        "environment": "ok",
     }
     topo = steps["host.nvidia-smi-topo"]
     assert topo["exit_code"] == 12 and topo["reason"] == "exit 12: topo: unsupported"
-    assert topo["command"] == "nvidia-smi topo -m" and "output" in topo  # nvidia-smi's own error text is evidence
+    assert (
+        topo["command"] == "nvidia-smi topo -m" and "output" in topo
+    )  # nvidia-smi's own error text is evidence
     hung = steps["host.nvidia-smi-q"]
     assert "exit_code" not in hung and "no result within 1 s" in hung["reason"] and hung["seconds"] < 5
     assert hung["reason"].endswith("partial output kept") and hung["output"] == "host/nvidia-smi-q.txt"
     assert (out / "host/nvidia-smi-q.txt").read_text().startswith("==============NVSMI LOG")
     # The hung tool and the child it started were both stopped.
-    assert not _alive(int((data / "hung.pid").read_text())) and not _alive(int((data / "hung-child.pid").read_text()))
+    assert not _alive(int((data / "hung.pid").read_text())) and not _alive(
+        int((data / "hung-child.pid").read_text())
+    )
     env_step = steps["container.collect-env"]
     assert env_step["command"] == "docker exec qwen3-32b python3 -m vllm.collect_env"
-    assert "exit 127" in env_step["reason"] and env_step["reason"].endswith("used `docker exec qwen3-32b python3 -m vllm.collect_env`")
+    assert "exit 127" in env_step["reason"] and env_step["reason"].endswith(
+        "used `docker exec qwen3-32b python3 -m vllm.collect_env`"
+    )
     # The image that actually ran is asked for by its ID, not by a tag that may have moved since.
     assert "image inspect sha256:3f2a91c0" in (data / "docker.calls").read_text()
     run = _manifest(out)["run"]
@@ -175,7 +221,9 @@ def test_container_scene_records_ok_failed_timeout_and_fallback(scene, tmp_path:
     assert run["container"] == "qwen3-32b"
     log = (out / "container/vllm.log").read_text()
     assert "Automatically detected platform cuda" in log and "CUDA out of memory" in log  # stdout and stderr
-    assert (out / "launch-command.sh").read_text().splitlines()[1] == "vllm serve Qwen/Qwen3-32B --api-key tok-1234-abcd"
+    assert (out / "launch-command.sh").read_text().splitlines()[
+        1
+    ] == "vllm serve Qwen/Qwen3-32B --api-key tok-1234-abcd"
     assert f"HF_TOKEN={HF}\n" in (out / "environment.env").read_text()
     assert result.to_json()["steps"][0]["name"] == "host.nvidia-smi"
 
@@ -183,7 +231,10 @@ def test_container_scene_records_ok_failed_timeout_and_fallback(scene, tmp_path:
 def test_the_collected_folder_is_a_bundle_the_tool_reads(scene, tmp_path: Path) -> None:
     bin_dir, data = scene
     out = tmp_path / "bundle"
-    collect(Request(str(out), container="qwen3-32b", timeout=1.0, launch=["vllm", "serve", "x"]), _host(bin_dir, data))
+    collect(
+        Request(str(out), container="qwen3-32b", timeout=1.0, launch=["vllm", "serve", "x"]),
+        _host(bin_dir, data),
+    )
     files = {f["path"]: f["role"] for f in _manifest(out)["file"]}
     assert files["host/nvidia-smi.txt"] == "nvidia_smi.host"
     assert files["container/nvidia-smi.txt"] == "nvidia_smi.container"
@@ -201,7 +252,9 @@ def test_the_collected_folder_is_a_bundle_the_tool_reads(scene, tmp_path: Path) 
     triage = CliRunner().invoke(cli, ["triage", str(out), "--format", "json"])
     assert triage.exit_code == 0, triage.output
     verdict = json.loads(triage.stdout)
-    assert verdict["phase"] == "engine_reserve" and verdict["first_error"]["file"].endswith("container/vllm.log")
+    assert verdict["phase"] == "engine_reserve" and verdict["first_error"]["file"].endswith(
+        "container/vllm.log"
+    )
     fingerprint = CliRunner().invoke(cli, ["fingerprint", str(out), "--format", "json"])
     assert fingerprint.exit_code == 0, fingerprint.output
 
@@ -209,8 +262,15 @@ def test_the_collected_folder_is_a_bundle_the_tool_reads(scene, tmp_path: Path) 
 def test_a_collected_bundle_redacts_clean(scene, tmp_path: Path) -> None:
     bin_dir, data = scene
     out = tmp_path / "bundle"
-    collect(Request(str(out), container="qwen3-32b", timeout=1.0, launch=["vllm", "serve", "x", "--api-key",
-                    "tok-1234-abcd"]), _host(bin_dir, data))
+    collect(
+        Request(
+            str(out),
+            container="qwen3-32b",
+            timeout=1.0,
+            launch=["vllm", "serve", "x", "--api-key", "tok-1234-abcd"],
+        ),
+        _host(bin_dir, data),
+    )
     shared = tmp_path / "shared"
     result = CliRunner().invoke(cli, ["redact", str(out), "--out", str(shared)])
     assert result.exit_code == 0, result.output
@@ -225,8 +285,12 @@ def test_pod_scene_through_kubectl(scene, tmp_path: Path) -> None:
     collect(Request(str(out), pod="vllm-0", namespace="ml", timeout=1.0), _host(bin_dir, data))
     steps = _steps(out)
     assert {name: s["status"] for name, s in steps.items() if name.startswith("pod.")} == {
-        "pod.get": "ok", "pod.describe": "ok", "pod.logs": "ok", "pod.logs-previous": "failed",
-        "pod.nvidia-smi": "timeout", "pod.collect-env": "ok",
+        "pod.get": "ok",
+        "pod.describe": "ok",
+        "pod.logs": "ok",
+        "pod.logs-previous": "failed",
+        "pod.nvidia-smi": "timeout",
+        "pod.collect-env": "ok",
     }
     assert "previous terminated container" in steps["pod.logs-previous"]["reason"]
     calls = (data / "kubectl.calls").read_text().splitlines()
@@ -250,12 +314,22 @@ def test_missing_tools_are_recorded_not_fatal(tmp_path: Path) -> None:
     collect(Request(str(out), container="qwen3-32b", timeout=1.0), _host(empty, data, PATH=str(empty)))
     steps = _steps(out)
     assert steps["host.nvidia-smi"] == {
-        "name": "host.nvidia-smi", "command": "nvidia-smi", "status": "missing", "seconds": 0.0,
+        "name": "host.nvidia-smi",
+        "command": "nvidia-smi",
+        "status": "missing",
+        "seconds": 0.0,
         "reason": "nvidia-smi not found on PATH",
     }
-    for name in ("container.inspect", "container.image-inspect", "container.nvidia-smi", "container.collect-env",
-                 "container.logs"):
-        assert steps[name]["status"] == "missing" and steps[name]["reason"] == "docker not found on PATH", name
+    for name in (
+        "container.inspect",
+        "container.image-inspect",
+        "container.nvidia-smi",
+        "container.collect-env",
+        "container.logs",
+    ):
+        assert steps[name]["status"] == "missing" and steps[name]["reason"] == "docker not found on PATH", (
+            name
+        )
     assert steps["host.driver-version"]["status"] == "ok"
     (data / "version").unlink()
     out2 = tmp_path / "bundle2"
@@ -294,9 +368,27 @@ def test_cli_collect(scene, tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     runner = CliRunner()
     env = {"PATH": str(bin_dir)}
-    result = runner.invoke(cli, ["collect", "--out", str(out), "--container", "qwen3-32b", "--timeout", "1",
-                                 "--format", "json", "--", "vllm", "serve", "Qwen/Qwen3-32B", "--tensor-parallel-size",
-                                 "4"], env=env)
+    result = runner.invoke(
+        cli,
+        [
+            "collect",
+            "--out",
+            str(out),
+            "--container",
+            "qwen3-32b",
+            "--timeout",
+            "1",
+            "--format",
+            "json",
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen3-32B",
+            "--tensor-parallel-size",
+            "4",
+        ],
+        env=env,
+    )
     assert result.exit_code == 0, result.output
     data_out = json.loads(result.stdout)
     assert data_out["schema"] == "vllm-triage.collect/1"

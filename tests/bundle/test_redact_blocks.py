@@ -21,9 +21,13 @@ def _text() -> str:
     filler = "".join(f"INFO 10-20 08:14:{i % 60:02d} [x.py:1] line {i}\n" for i in range(40))
     return (
         filler
-        + "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join([KEY_BODY] * 6) + "\n-----END RSA PRIVATE KEY-----\n"
+        + "-----BEGIN RSA PRIVATE KEY-----\n"
+        + "\n".join([KEY_BODY] * 6)
+        + "\n-----END RSA PRIVATE KEY-----\n"
         + filler
-        + "  - name: HF_TOKEN\n    value: " + HF + "\n"
+        + "  - name: HF_TOKEN\n    value: "
+        + HF
+        + "\n"
         + filler
     )
 

@@ -20,7 +20,8 @@ from vllm_triage.cli import cli
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file under root with the sha256 of its bytes and its mode: proof that nothing changed."""
     return {
-        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest() + oct(path.stat().st_mode)
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        + oct(path.stat().st_mode)
         for path in sorted(root.rglob("*"))
         if path.is_file()
     }
@@ -58,7 +59,11 @@ def test_the_same_secret_gets_the_same_placeholder_in_every_file(planted, tmp_pa
     assert hf_places == {"<redacted:hf-token:1>"}
     files_with_hf = {r["file"] for r in report["redactions"] if r["placeholder"] == "<redacted:hf-token:1>"}
     assert files_with_hf == {
-        "env/vllm.env", "container/inspect.json", "container/collect_env.txt", "vllm.log", "k8s/deployment.yaml"
+        "env/vllm.env",
+        "container/inspect.json",
+        "container/collect_env.txt",
+        "vllm.log",
+        "k8s/deployment.yaml",
     }
     for name in files_with_hf:
         assert "<redacted:hf-token:1>" in (out / name).read_text()
@@ -83,9 +88,22 @@ def test_kinds_and_where_are_reported_never_the_secret(planted, tmp_path: Path) 
     for secret in planted.secrets.values():
         assert secret not in text
     kinds = {r["kind"] for r in report["redactions"]}
-    assert {"hf-token", "openai-key", "aws-access-key", "github-token", "slack-token", "ngc-key", "jwt",
-            "private-key", "url-password", "password", "auth-header"} <= kinds
-    entry = next(r for r in report["redactions"] if r["file"] == "env/vllm.env" and r["kind"] == "aws-access-key")
+    assert {
+        "hf-token",
+        "openai-key",
+        "aws-access-key",
+        "github-token",
+        "slack-token",
+        "ngc-key",
+        "jwt",
+        "private-key",
+        "url-password",
+        "password",
+        "auth-header",
+    } <= kinds
+    entry = next(
+        r for r in report["redactions"] if r["file"] == "env/vllm.env" and r["kind"] == "aws-access-key"
+    )
     assert entry["line"] == 4 and entry["placeholder"] == "<redacted:aws-access-key:1>"
     assert set(entry) == {"category", "kind", "rule", "file", "line", "placeholder"}
     blob = next(f for f in report["files"] if f["path"] == "blob.bin")
@@ -141,7 +159,9 @@ def test_leak_scan_fails_when_a_rule_is_switched_off(planted, tmp_path: Path) ->
 
 
 def test_leak_scan_catches_a_known_secret_inside_a_binary_file(planted, tmp_path: Path) -> None:
-    (planted.root / "core.bin").write_bytes(b"\x00\x01\x02" * 100 + planted.secrets["k8s"].encode() + b"\x00" * 50)
+    (planted.root / "core.bin").write_bytes(
+        b"\x00\x01\x02" * 100 + planted.secrets["k8s"].encode() + b"\x00" * 50
+    )
     out = tmp_path / "out"
     result = redact(str(planted.root), "--out", str(out), "--format", "json")
     assert result.exit_code == 1

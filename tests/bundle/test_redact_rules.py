@@ -31,10 +31,19 @@ def test_rules_check_still_passes_with_the_redact_tables() -> None:
 @pytest.mark.parametrize(
     ("name", "kind"),
     [
-        ("HF_TOKEN", "token"), ("VLLM_API_KEY", "key"), ("DB_PASSWORD", "password"), ("apiKey", "key"),
-        ("AWS_SECRET_ACCESS_KEY", "secret"), ("--api-key", "key"), ("GOOGLE_APPLICATION_CREDENTIALS_JSON", "credential"),
-        ("TOKENIZERS_PARALLELISM", None), ("MAX_TOKENS", None), ("HF_TOKEN_PATH", None), ("SSH_AUTH_SOCK", None),
-        ("PWD", None), ("key", None),
+        ("HF_TOKEN", "token"),
+        ("VLLM_API_KEY", "key"),
+        ("DB_PASSWORD", "password"),
+        ("apiKey", "key"),
+        ("AWS_SECRET_ACCESS_KEY", "secret"),
+        ("--api-key", "key"),
+        ("GOOGLE_APPLICATION_CREDENTIALS_JSON", "credential"),
+        ("TOKENIZERS_PARALLELISM", None),
+        ("MAX_TOKENS", None),
+        ("HF_TOKEN_PATH", None),
+        ("SSH_AUTH_SOCK", None),
+        ("PWD", None),
+        ("key", None),
     ],
 )
 def test_secret_names(name: str, kind: str | None) -> None:
@@ -42,10 +51,14 @@ def test_secret_names(name: str, kind: str | None) -> None:
 
 
 def test_a_bad_rule_file_is_one_clear_error(tmp_path: Path) -> None:
-    (tmp_path / "x.toml").write_text('[[secret]]\nid = "x"\nkind = "x"\npattern = "abc"\nmust_match = ["abc"]\n')
+    (tmp_path / "x.toml").write_text(
+        '[[secret]]\nid = "x"\nkind = "x"\npattern = "abc"\nmust_match = ["abc"]\n'
+    )
     with pytest.raises(RuleError, match=r"x\.toml: redact rule x: pattern has no \(\?P<value>"):
         redact_rules.load([str(tmp_path)])
-    (tmp_path / "x.toml").write_text('[[secret]]\nid = "x"\nkind = "x"\npattern = "(?P<value>a)"\nbogus = 1\n')
+    (tmp_path / "x.toml").write_text(
+        '[[secret]]\nid = "x"\nkind = "x"\npattern = "(?P<value>a)"\nbogus = 1\n'
+    )
     with pytest.raises(RuleError, match="unknown field"):
         redact_rules.load([str(tmp_path)])
 
@@ -104,8 +117,15 @@ def test_the_projects_own_fixtures_lose_only_their_planted_secrets() -> None:
         if redactor.redact(text, file=path.name) != text:
             changed.setdefault(path.name, [])
     kinds = {(r.file, r.kind) for r in redactor.redactions}
-    allowed_files = {"curl_chat.sh", "powershell-docker.txt", "exports_then_command.sh", "vllm_service.env",
-                     "pasted_env_grep.md", "docker-run-variables.sh", "launch_with_env_prefix.sh"}
+    allowed_files = {
+        "curl_chat.sh",
+        "powershell-docker.txt",
+        "exports_then_command.sh",
+        "vllm_service.env",
+        "pasted_env_grep.md",
+        "docker-run-variables.sh",
+        "launch_with_env_prefix.sh",
+    }
     assert set(changed) <= allowed_files, sorted(set(changed) - allowed_files)
     assert "curl_chat.sh" in changed  # the Bearer key written into that fixture
     assert all(kind in ("token", "key", "openai-key", "hf-token") for _, kind in kinds), kinds

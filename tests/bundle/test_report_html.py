@@ -21,25 +21,51 @@ needs_browser = pytest.mark.skipif(
     reason="Chromium is not installed (Debian: apt-get install -y chromium); the HTML report is not opened in a browser",
 )
 # Flags for a headless run as root with nothing reaching the network or the profile of a person.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-default-apps", "--disable-extensions", "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 BROWSER_TIMEOUT_S = 90
 
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("html")
-    base = Bundle(label="t1 base", collect_env_version="0.10.2", env={"HF_TOKEN": "hf_Zx9QwErTyUiOpAsDfGhJkLzXcVbNm12345"})
+    base = Bundle(
+        label="t1 base",
+        collect_env_version="0.10.2",
+        env={"HF_TOKEN": "hf_Zx9QwErTyUiOpAsDfGhJkLzXcVbNm12345"},
+    )
     t1 = write_bundle(root, base, "t1")
-    t2 = write_bundle(root, base.but(label="t2 prefix caching", started="2026-04-02T09:00:00Z", prefix_caching=True,
-                                     failure="illegal"), "t2")
-    oom = write_bundle(root, base.but(label="t3 oom", started="2026-04-03T09:00:00Z", failure="oom", max_model_len=16384), "oom")
+    t2 = write_bundle(
+        root,
+        base.but(
+            label="t2 prefix caching", started="2026-04-02T09:00:00Z", prefix_caching=True, failure="illegal"
+        ),
+        "t2",
+    )
+    oom = write_bundle(
+        root,
+        base.but(label="t3 oom", started="2026-04-03T09:00:00Z", failure="oom", max_model_len=16384),
+        "oom",
+    )
     hang = write_bundle(root, base.but(label="stuck loading", failure="hang", rollback="t0"), "hang")
     out: dict[str, Path] = {}
     for name, bundles in {"two": [t1, t2], "one": [hang], "three": [t1, t2, oom]}.items():
         target = root / f"{name}.html"
-        result = CliRunner().invoke(cli, ["report", "--format", "html", "-o", str(target), *map(str, bundles)])
+        result = CliRunner().invoke(
+            cli, ["report", "--format", "html", "-o", str(target), *map(str, bundles)]
+        )
         assert result.exit_code == 0, result.output
         out[name] = target
     return out
@@ -71,22 +97,33 @@ def test_timeline_geometry(reports: dict[str, Path]) -> None:
 
 def _browser(args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM is not None
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
-                          timeout=BROWSER_TIMEOUT_S, check=False)
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=BROWSER_TIMEOUT_S,
+        check=False,
+    )
 
 
 def _console_errors(stderr: str) -> list[str]:
     """Console messages (the page has no script: any message is an error — a blocked load, a parse
     error) and security-policy refusals, from Chromium's own log."""
-    return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Refused to" in line or "Uncaught" in line]
+    return [
+        line
+        for line in stderr.splitlines()
+        if ":CONSOLE" in line or "Refused to" in line or "Uncaught" in line
+    ]
 
 
 @needs_browser
 def test_harness_sees_console_errors(tmp_path: Path) -> None:
     """The check below would catch a problem: a page that tries a network load under the same policy."""
     page = tmp_path / "bad.html"
-    page.write_text('<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src '
-                    "'none'\"></head><body><img src=\"http://example.invalid/x.png\"></body></html>")
+    page.write_text(
+        '<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src '
+        '\'none\'"></head><body><img src="http://example.invalid/x.png"></body></html>'
+    )
     result = _browser(["--dump-dom", page.as_uri()], tmp_path / "profile")
     assert _console_errors(result.stderr), result.stderr[-2000:]
 
@@ -111,8 +148,10 @@ def test_renders_in_chromium(reports: dict[str, Path], tmp_path: Path, name: str
 @needs_browser
 def test_screenshot(reports: dict[str, Path], tmp_path: Path) -> None:
     shot = tmp_path / "report.png"
-    result = _browser(["--window-size=1100,1400", "--hide-scrollbars", f"--screenshot={shot}", reports["three"].as_uri()],
-                      tmp_path / "profile")
+    result = _browser(
+        ["--window-size=1100,1400", "--hide-scrollbars", f"--screenshot={shot}", reports["three"].as_uri()],
+        tmp_path / "profile",
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert _console_errors(result.stderr) == []
     data = shot.read_bytes()

@@ -15,7 +15,11 @@ from click.testing import CliRunner
 from vllm_triage.cli import cli
 
 # The form's sections, in order, as GitHub renders a submitted form (### heading per field).
-FORM_SECTIONS = ["### Your current environment", "### 🐛 Describe the bug", "### Before submitting a new issue..."]
+FORM_SECTIONS = [
+    "### Your current environment",
+    "### 🐛 Describe the bug",
+    "### Before submitting a new issue...",
+]
 COLLECT_ENV_DETAILS = "<details>\n<summary>The output of <code>python collect_env.py</code></summary>"
 API_KEY = "sk-local-5f2e9a7c1b3d77aa"
 PASSWORD = "correct-horse-battery-9"
@@ -30,15 +34,35 @@ def run(*args: str):
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("report")
-    base = Bundle(label="t1 base", collect_env_version="0.10.2", env=SECRET_ENV,
-                  command_args={"api_key": API_KEY}, extra_files={})
+    base = Bundle(
+        label="t1 base",
+        collect_env_version="0.10.2",
+        env=SECRET_ENV,
+        command_args={"api_key": API_KEY},
+        extra_files={},
+    )
     return {
         "one": write_bundle(root, base.but(failure="illegal", rollback="t0"), "one"),
         "t1": write_bundle(root, base, "t1"),
-        "t2": write_bundle(root, base.but(label="t2 prefix caching", started="2026-04-02T09:00:00Z",
-                                          prefix_caching=True, failure="illegal"), "t2"),
-        "ticks": write_bundle(root, base.but(command="vllm_serve", extra_files={"notes.md": "x"},
-                                             command_args={"chat_template": "```{{ messages }}```"}), "ticks"),
+        "t2": write_bundle(
+            root,
+            base.but(
+                label="t2 prefix caching",
+                started="2026-04-02T09:00:00Z",
+                prefix_caching=True,
+                failure="illegal",
+            ),
+            "t2",
+        ),
+        "ticks": write_bundle(
+            root,
+            base.but(
+                command="vllm_serve",
+                extra_files={"notes.md": "x"},
+                command_args={"chat_template": "```{{ messages }}```"},
+            ),
+            "ticks",
+        ),
     }
 
 
@@ -85,12 +109,18 @@ def test_environment_is_collect_env_as_pasted(bundles: dict[str, Path]) -> None:
 def test_bug_section_holds_command_request_and_full_error_block(bundles: dict[str, Path]) -> None:
     text = run("report", str(bundles["one"])).output
     bug = text.split("### 🐛 Describe the bug", 1)[1]
-    assert "**Minimal launch command** (`command.sh`, as kept in the bundle):\n\n```sh\ndocker run -d --name vllm-qwen" in bug
+    assert (
+        "**Minimal launch command** (`command.sh`, as kept in the bundle):\n\n```sh\ndocker run -d --name vllm-qwen"
+        in bug
+    )
     assert "**Request** (`request.sh`):\n\n```sh\ncurl -sS -m 120" in bug
     block = bug.split("**First error**", 1)[1]
     assert "vllm.log:" in block.splitlines()[0] and "with the full traceback" in block.splitlines()[0]
-    for expected in ("WorkerProc hit an exception.", "Traceback (most recent call last):",
-                     "RuntimeError: CUDA error: an illegal memory access was encountered"):
+    for expected in (
+        "WorkerProc hit an exception.",
+        "Traceback (most recent call last):",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ):
         assert expected in block
     assert "Later errors are consequences of this one" in bug
     assert "EngineDeadError" in bug.split("Later errors are consequences", 1)[1]
@@ -103,7 +133,9 @@ def test_what_was_tried_for_two_runs(bundles: dict[str, Path]) -> None:
     tried = text.split("**What was tried, one variable at a time:**", 1)[1]
     rows = [line for line in tried.splitlines() if line.startswith("| T")]
     assert rows[0].startswith("| T1 | t1 base | (first) | passed |")
-    assert "`--enable-prefix-caching: False → True`" in rows[1] and "request — illegal_memory_access" in rows[1]
+    assert (
+        "`--enable-prefix-caching: False → True`" in rows[1] and "request — illegal_memory_access" in rows[1]
+    )
     assert "more than one variable" not in rows[1]
     # The report is about the run that failed.
     assert "<!-- Suggested title: [Bug]: RuntimeError: CUDA error: an illegal memory access" in text
@@ -146,8 +178,9 @@ def test_no_redact_keeps_secrets_and_warns(bundles: dict[str, Path]) -> None:
     assert "NOT redacted" in result.stderr
 
 
-def test_leak_scan_refuses_a_report_left_unredacted(bundles: dict[str, Path], tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_leak_scan_refuses_a_report_left_unredacted(
+    bundles: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A redaction that misses a secret on purpose: the leak scan fails the report, nothing is written."""
     from vllm_triage.bundle import report_redact
 

@@ -79,12 +79,21 @@ def vllm_log(t: Trial) -> str:
         f"chunked_prefill_enabled=True",
     ]
     if t.failure == "driver":
-        lines += _traceback(eng, [
-            ("vllm/v1/engine/core.py", 570, "run_engine_core", "engine_core = EngineCoreProc(*args, **kwargs)"),
-            ("vllm/v1/worker/gpu_worker.py", 160, "init_device", "torch.cuda.set_device(self.device)"),
-            ("torch/cuda/__init__.py", 372, "_lazy_init", "torch._C._cuda_init()"),
-        ], "RuntimeError: The NVIDIA driver on your system is too old (found version 12040). Please update your "
-           "GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx")
+        lines += _traceback(
+            eng,
+            [
+                (
+                    "vllm/v1/engine/core.py",
+                    570,
+                    "run_engine_core",
+                    "engine_core = EngineCoreProc(*args, **kwargs)",
+                ),
+                ("vllm/v1/worker/gpu_worker.py", 160, "init_device", "torch.cuda.set_device(self.device)"),
+                ("torch/cuda/__init__.py", 372, "_lazy_init", "torch._C._cuda_init()"),
+            ],
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 12040). Please update your "
+            "GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
+        )
         return "\n".join(lines) + "\n"
     lines += [
         f"{_prefix(eng, where='parallel_state.py:1165')} rank 0 in world size {tp} is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0",
@@ -96,13 +105,33 @@ def vllm_log(t: Trial) -> str:
         f"{_prefix(eng, where='monitor.py:34')} torch.compile takes 32.59 s in total",
     ]
     if t.failure == "oom":
-        lines += _traceback(eng, [
-            ("vllm/v1/worker/gpu_worker.py", 263, "determine_available_memory", "self.model_runner.profile_run()"),
-            ("vllm/v1/worker/gpu_model_runner.py", 3017, "profile_run", "= self._dummy_run(self.max_num_tokens, is_profile=True)"),
-            ("vllm/model_executor/layers/activation.py", 84, "forward_cuda", "out = torch.empty(output_shape, dtype=x.dtype, device=x.device)"),
-        ], f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {t.oom_bytes}. GPU 0 has a total capacity "
-           f"of 79.19 GiB of which 1.62 GiB is free. Process {t.pid} has 77.5 GiB memory in use.", level="ERROR",
-           where="core.py:718")
+        lines += _traceback(
+            eng,
+            [
+                (
+                    "vllm/v1/worker/gpu_worker.py",
+                    263,
+                    "determine_available_memory",
+                    "self.model_runner.profile_run()",
+                ),
+                (
+                    "vllm/v1/worker/gpu_model_runner.py",
+                    3017,
+                    "profile_run",
+                    "= self._dummy_run(self.max_num_tokens, is_profile=True)",
+                ),
+                (
+                    "vllm/model_executor/layers/activation.py",
+                    84,
+                    "forward_cuda",
+                    "out = torch.empty(output_shape, dtype=x.dtype, device=x.device)",
+                ),
+            ],
+            f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {t.oom_bytes}. GPU 0 has a total capacity "
+            f"of 79.19 GiB of which 1.62 GiB is free. Process {t.pid} has 77.5 GiB memory in use.",
+            level="ERROR",
+            where="core.py:718",
+        )
         return "\n".join(lines) + "\n"
     lines += [
         f"{_prefix(eng, where='gpu_worker.py:298')} Available KV cache memory: 52.44 GiB",
@@ -117,27 +146,53 @@ def vllm_log(t: Trial) -> str:
     stats = max(len(t.running), len(t.hit_rates))
     for i in range(max(t.requests, stats)):
         if i < t.requests:
-            lines.append(f'({api}) INFO:     172.17.0.1:{50330 + i} - "POST /v1/chat/completions HTTP/1.1" 200 OK')
+            lines.append(
+                f'({api}) INFO:     172.17.0.1:{50330 + i} - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+            )
         if i < stats:
             running = t.running[i] if i < len(t.running) else 1
-            line = (f"{_prefix(api, where='loggers.py:127')} Engine 000: Avg prompt throughput: 42.1 tokens/s, "
-                    f"Avg generation throughput: 88.9 tokens/s, Running: {running} reqs, Waiting: 0 reqs, "
-                    f"GPU KV cache usage: 0.4%")
+            line = (
+                f"{_prefix(api, where='loggers.py:127')} Engine 000: Avg prompt throughput: 42.1 tokens/s, "
+                f"Avg generation throughput: 88.9 tokens/s, Running: {running} reqs, Waiting: 0 reqs, "
+                f"GPU KV cache usage: 0.4%"
+            )
             if i < len(t.hit_rates):
                 line += f", Prefix cache hit rate: {t.hit_rates[i]:.1f}%"
             lines.append(line)
     if t.failure == "illegal":
         worker = "VllmWorker TP0 pid=279"
-        lines += _traceback(worker, [
-            ("vllm/v1/executor/multiproc_executor.py", 591, "worker_busy_loop", "output = func(*args, **kwargs)"),
-            ("vllm/v1/worker/gpu_worker.py", 362, "execute_model", "output = self.model_runner.execute_model(scheduler_output)"),
-        ], "RuntimeError: CUDA error: an illegal memory access was encountered", level="ERROR",
-           where="multiproc_executor.py:596", headline="WorkerProc hit an exception.")
+        lines += _traceback(
+            worker,
+            [
+                (
+                    "vllm/v1/executor/multiproc_executor.py",
+                    591,
+                    "worker_busy_loop",
+                    "output = func(*args, **kwargs)",
+                ),
+                (
+                    "vllm/v1/worker/gpu_worker.py",
+                    362,
+                    "execute_model",
+                    "output = self.model_runner.execute_model(scheduler_output)",
+                ),
+            ],
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            level="ERROR",
+            where="multiproc_executor.py:596",
+            headline="WorkerProc hit an exception.",
+        )
     return "\n".join(lines) + "\n"
 
 
-def _traceback(process: str, frames: list[tuple[str, int, str, str]], exception: str, level: str = "ERROR",
-               where: str = "core.py:718", headline: str = "EngineCore failed to start.") -> list[str]:
+def _traceback(
+    process: str,
+    frames: list[tuple[str, int, str, str]],
+    exception: str,
+    level: str = "ERROR",
+    where: str = "core.py:718",
+    headline: str = "EngineCore failed to start.",
+) -> list[str]:
     head = f"({process}) {level} {_TS} [{where}]"
     out = [f"{head} {headline}", f"{head} Traceback (most recent call last):"]
     for file, line, func, code in frames:
@@ -174,10 +229,16 @@ def nvidia_smi(t: Trial) -> str:
         "|=========================================================================================|",
     ]
     if not t.processes:
-        lines.append("|  No running processes found                                                             |")
+        lines.append(
+            "|  No running processes found                                                             |"
+        )
     for gpu, pid, mib in t.processes:
-        lines.append(f"|    {gpu}   N/A  N/A          {pid:>7}      C   /usr/bin/python3                      {mib:>6}MiB |")
-    lines.append("+-----------------------------------------------------------------------------------------+")
+        lines.append(
+            f"|    {gpu}   N/A  N/A          {pid:>7}      C   /usr/bin/python3                      {mib:>6}MiB |"
+        )
+    lines.append(
+        "+-----------------------------------------------------------------------------------------+"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -204,8 +265,15 @@ def inspect_json(t: Trial) -> str:
         "Created": "2026-03-01T10:00:00.118402917Z",
         "Path": "vllm",
         "Args": ["serve", *cmd],
-        "State": {"Status": "running", "Running": True, "OOMKilled": False, "Pid": 4242, "ExitCode": 0,
-                  "StartedAt": "2026-03-01T10:00:00.694018331Z", "FinishedAt": "0001-01-01T00:00:00Z"},
+        "State": {
+            "Status": "running",
+            "Running": True,
+            "OOMKilled": False,
+            "Pid": 4242,
+            "ExitCode": 0,
+            "StartedAt": "2026-03-01T10:00:00.694018331Z",
+            "FinishedAt": "0001-01-01T00:00:00Z",
+        },
         "Image": t.image_id,
         "Name": "/" + t.container_name,
         "HostConfig": {
@@ -214,7 +282,9 @@ def inspect_json(t: Trial) -> str:
             "Privileged": False,
             "ShmSize": 17179869184,
             "Runtime": "runc",
-            "DeviceRequests": [{"Driver": "", "Count": -1, "DeviceIDs": None, "Capabilities": [["gpu"]], "Options": {}}],
+            "DeviceRequests": [
+                {"Driver": "", "Count": -1, "DeviceIDs": None, "Capabilities": [["gpu"]], "Options": {}}
+            ],
         },
         "Config": {
             "Hostname": t.container_id[:12],
@@ -228,11 +298,17 @@ def inspect_json(t: Trial) -> str:
 
 
 def request_script(t: Trial) -> str:
-    body = json.dumps({"model": t.model, "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 32})
+    body = json.dumps(
+        {"model": t.model, "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 32}
+    )
     if t.concurrency:
-        return (f"seq 1 {t.concurrency * 4} | xargs -P {t.concurrency} -I{{}} curl -s "
-                f"http://localhost:8000/v1/chat/completions -H 'Content-Type: application/json' -d '{body}'\n")
-    return f"curl -s http://localhost:8000/v1/chat/completions -H 'Content-Type: application/json' -d '{body}'\n"
+        return (
+            f"seq 1 {t.concurrency * 4} | xargs -P {t.concurrency} -I{{}} curl -s "
+            f"http://localhost:8000/v1/chat/completions -H 'Content-Type: application/json' -d '{body}'\n"
+        )
+    return (
+        f"curl -s http://localhost:8000/v1/chat/completions -H 'Content-Type: application/json' -d '{body}'\n"
+    )
 
 
 def write_bundle(root: Path, t: Trial) -> Path:
@@ -254,7 +330,9 @@ def write_bundle(root: Path, t: Trial) -> Path:
         (folder / "request.sh").write_text(request_script(t))
         files.append(("request.sh", "request"))
     if t.inherited:
-        (folder / "printenv.txt").write_text("".join(f"{k}={v}\n" for k, v in {**t.inherited, "HOME": "/root"}.items()))
+        (folder / "printenv.txt").write_text(
+            "".join(f"{k}={v}\n" for k, v in {**t.inherited, "HOME": "/root"}.items())
+        )
         files.append(("printenv.txt", "environment"))
     for path, role in files:
         manifest += ["", "[[file]]", f'path = "{path}"', f'role = "{role}"']

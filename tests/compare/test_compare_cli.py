@@ -14,8 +14,14 @@ from vllm_triage.cli import cli
 BASE = Trial(label="base", failure="oom")
 ONE_KNOB = BASE.but(label="one-knob", args={"max_model_len": 4096, "port": 8000})
 NOISE_ONLY = BASE.but(label="noise-only", container_id="f00d" * 16, started="2026-03-05T09:00:00Z", pid=99)
-CONFOUNDED = BASE.but(label="confounded", driver="580.65.06", smi_cuda="13.0", image="vllm/vllm-openai:v0.11.0",
-                      version="0.11.0", image_id="sha256:" + "d4" * 32)
+CONFOUNDED = BASE.but(
+    label="confounded",
+    driver="580.65.06",
+    smi_cuda="13.0",
+    image="vllm/vllm-openai:v0.11.0",
+    version="0.11.0",
+    image_id="sha256:" + "d4" * 32,
+)
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -33,7 +39,9 @@ def bundles(tmp_path: Path) -> dict[str, str]:
     ("other", "code", "verdict"),
     [("noise-only", 0, "IDENTICAL"), ("one-knob", 0, "ONE-VARIABLE"), ("confounded", 3, "CONFOUNDED")],
 )
-def test_diff_exit_code_follows_the_verdict(bundles: dict[str, str], other: str, code: int, verdict: str) -> None:
+def test_diff_exit_code_follows_the_verdict(
+    bundles: dict[str, str], other: str, code: int, verdict: str
+) -> None:
     exit_code, out, err = run("diff", bundles["base"], bundles[other])
     assert exit_code == code
     assert err == ""
@@ -113,7 +121,12 @@ def test_help_documents_the_exit_codes() -> None:
         exit_code, out, _ = run(command, "--help")
         assert exit_code == 0
         out = " ".join(out.split())  # click wraps the epilog
-        assert "Exit codes: 0" in out and "3 confounded" in out and "2 also for bad input" in out and "2 usage" in out
+        assert (
+            "Exit codes: 0" in out
+            and "3 confounded" in out
+            and "2 also for bad input" in out
+            and "2 usage" in out
+        )
 
 
 def test_series_exit_codes(bundles: dict[str, str]) -> None:
@@ -148,7 +161,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "compare"
 def test_shared_cluster_against_rental_node() -> None:
     # The README's example: the same OOM on both nodes, but the shared node's GPU was busy and it
     # inherited NCCL_P2P_DISABLE=1 — the comparison cannot blame the node alone.
-    exit_code, out, _ = run("diff", str(FIXTURES / "shared-cluster"), str(FIXTURES / "rental-node"), "--format", "json")
+    exit_code, out, _ = run(
+        "diff", str(FIXTURES / "shared-cluster"), str(FIXTURES / "rental-node"), "--format", "json"
+    )
     data = json.loads(out)
     assert exit_code == 3
     assert [c["id"] for c in data["changes"]] == ["node"]
@@ -159,7 +174,9 @@ def test_shared_cluster_against_rental_node() -> None:
 def test_a_bundle_without_log_compares_what_it_has_and_says_so(tmp_path: Path) -> None:
     smi_only = tmp_path / "smi-only"
     smi_only.mkdir()
-    (smi_only / "nvidia-smi-host.txt").write_text((FIXTURES / "rental-node" / "nvidia-smi-host.txt").read_text())
+    (smi_only / "nvidia-smi-host.txt").write_text(
+        (FIXTURES / "rental-node" / "nvidia-smi-host.txt").read_text()
+    )
     exit_code, out, _ = run("diff", str(FIXTURES / "rental-node"), str(smi_only), "--format", "json")
     data = json.loads(out)
     assert exit_code == 0

@@ -44,7 +44,10 @@ def test_exactly_one_knob_changed(tmp_path: Path) -> None:
 
 def test_new_image_is_one_change_with_its_derived_facts(tmp_path: Path) -> None:
     upgraded = BASE.but(
-        label="new-image", image="vllm/vllm-openai:v0.11.0", version="0.11.0", image_cuda="12.9.1",
+        label="new-image",
+        image="vllm/vllm-openai:v0.11.0",
+        version="0.11.0",
+        image_cuda="12.9.1",
         image_id="sha256:" + "b2" * 32,
     )
     result = diff(tmp_path, BASE, upgraded)
@@ -54,15 +57,26 @@ def test_new_image_is_one_change_with_its_derived_facts(tmp_path: Path) -> None:
     assert {k["name"] for k in change["knobs"]} == {"image.ref", "image.id"}
     derived = {d["name"] for d in change["derived"]}
     # vLLM, the CUDA build and what the image's environment says all moved with the image.
-    assert {"vllm.version", "cuda.build", "image.cuda_version", "image.vllm_version", "env.CUDA_VERSION"} <= derived
+    assert {
+        "vllm.version",
+        "cuda.build",
+        "image.cuda_version",
+        "image.vllm_version",
+        "env.CUDA_VERSION",
+    } <= derived
     assert len(derived) >= 5
     assert result["drift"] == []
 
 
 def test_driver_and_image_together_are_confounded_with_a_retest_order(tmp_path: Path) -> None:
     both = BASE.but(
-        label="both", driver="580.65.06", smi_cuda="13.0", image="vllm/vllm-openai:v0.11.0", version="0.11.0",
-        image_cuda="12.9.1", image_id="sha256:" + "c3" * 32,
+        label="both",
+        driver="580.65.06",
+        smi_cuda="13.0",
+        image="vllm/vllm-openai:v0.11.0",
+        version="0.11.0",
+        image_cuda="12.9.1",
+        image_id="sha256:" + "c3" * 32,
     )
     result = diff(tmp_path, BASE, both)
     assert result["verdict"] == "confounded"
@@ -77,8 +91,12 @@ def test_driver_and_image_together_are_confounded_with_a_retest_order(tmp_path: 
 
 def test_only_noise_changed_is_identical(tmp_path: Path) -> None:
     again = BASE.but(
-        label="again", started="2026-03-02T08:00:00Z", container_id="d00d" * 16, container_name="vllm-trial-2",
-        args={"max_model_len": 8192, "port": 8001}, pid=4711,
+        label="again",
+        started="2026-03-02T08:00:00Z",
+        container_id="d00d" * 16,
+        container_name="vllm-trial-2",
+        args={"max_model_len": 8192, "port": 8001},
+        pid=4711,
     )
     result = diff(tmp_path, BASE, again)
     assert result["verdict"] == "identical"
@@ -94,7 +112,9 @@ def test_only_noise_changed_is_identical(tmp_path: Path) -> None:
 
 
 def test_explicit_default_argument_is_not_a_change(tmp_path: Path) -> None:
-    explicit = BASE.but(label="explicit", args={"max_model_len": 8192, "port": 8000, "gpu_memory_utilization": 0.9})
+    explicit = BASE.but(
+        label="explicit", args={"max_model_len": 8192, "port": 8000, "gpu_memory_utilization": 0.9}
+    )
     result = diff(tmp_path, BASE, explicit)
     assert result["verdict"] == "identical"
     assert [(d["name"], d["side"]) for d in result["defaults"]] == [("arg.gpu_memory_utilization", "b")]
@@ -123,8 +143,9 @@ def test_inherited_nccl_variable_is_drift_not_a_knob(tmp_path: Path) -> None:
 
 def test_same_failure_in_the_same_phase_across_two_nodes(tmp_path: Path) -> None:
     cluster = BASE.but(label="shared-cluster", node="cluster-n17", pid=157, oom_bytes="2.31 GiB")
-    rental = BASE.but(label="rental-node", node="rental-01", pid=98, oom_bytes="2.45 GiB",
-                      container_id="beef" * 16)
+    rental = BASE.but(
+        label="rental-node", node="rental-01", pid=98, oom_bytes="2.45 GiB", container_id="beef" * 16
+    )
     result = diff(tmp_path, cluster, rental)
     assert change_ids(result) == ["node"]
     assert result["verdict"] == "one-variable"
@@ -146,10 +167,19 @@ def test_failure_that_moved_phase(tmp_path: Path) -> None:
 
 
 def test_base_that_no_longer_fails_names_the_removed_parameter(tmp_path: Path) -> None:
-    production = Trial(label="production", failure="illegal", prefix_caching=True, requests=3,
-                       args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": True})
-    stripped = production.but(label="stripped", failure=None, prefix_caching=False,
-                              args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": False})
+    production = Trial(
+        label="production",
+        failure="illegal",
+        prefix_caching=True,
+        requests=3,
+        args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": True},
+    )
+    stripped = production.but(
+        label="stripped",
+        failure=None,
+        prefix_caching=False,
+        args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": False},
+    )
     result = diff(tmp_path, production, stripped)
     assert result["a"]["outcome"]["phase"] == "request"
     assert result["failure"]["conclusion"] == "no-longer-fails"

@@ -9,8 +9,13 @@ from compare_builders import Trial, vllm_log, write_bundle
 from vllm_triage.compare.series import series_paths
 
 # The minimal start: no prefix caching, one request, served.
-BASE = Trial(label="t1", requests=1, running=(1,), prefix_caching=False,
-             args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": False})
+BASE = Trial(
+    label="t1",
+    requests=1,
+    running=(1,),
+    prefix_caching=False,
+    args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": False},
+)
 
 
 def series(tmp_path: Path, *trials: Trial) -> dict:
@@ -19,8 +24,17 @@ def series(tmp_path: Path, *trials: Trial) -> dict:
 
 def test_stable_repeated_trials(tmp_path: Path) -> None:
     # Same knobs, the same OOM three times (pids and sizes differ: masked in the signature).
-    trials = [Trial(label=f"r{i}", failure="oom", pid=100 + i, oom_bytes=f"2.{i}1 GiB",
-                    started=f"2026-03-01T1{i}:00:00Z", container_id=f"{i}" * 64) for i in range(1, 4)]
+    trials = [
+        Trial(
+            label=f"r{i}",
+            failure="oom",
+            pid=100 + i,
+            oom_bytes=f"2.{i}1 GiB",
+            started=f"2026-03-01T1{i}:00:00Z",
+            container_id=f"{i}" * 64,
+        )
+        for i in range(1, 4)
+    ]
     result = series(tmp_path, *trials)
     assert result["schema"] == "vllm-triage.series/1"
     (repeat,) = result["repeats"]
@@ -47,8 +61,12 @@ def test_intermittent_repeated_trials_point_at_occupancy_and_an_isolated_node(tm
 
 
 def test_prefix_caching_enabled_with_no_hit_rate_signal(tmp_path: Path) -> None:
-    alone = BASE.but(label="t2", prefix_caching=True, hit_rates=(0.0,),
-                     args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": True})
+    alone = BASE.but(
+        label="t2",
+        prefix_caching=True,
+        hit_rates=(0.0,),
+        args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": True},
+    )
     shared = alone.but(label="t3", requests=2, running=(1, 1, 0), hit_rates=(0.0, 0.0, 0.0))
     result = series(tmp_path, BASE, alone, shared)
     signals = {s["trial"]: s for s in result["prefix_cache"]}
@@ -67,8 +85,14 @@ def test_prefix_caching_enabled_with_no_hit_rate_signal(tmp_path: Path) -> None:
 
 
 def test_prefix_caching_and_two_requests_in_one_step_break_the_order(tmp_path: Path) -> None:
-    both = BASE.but(label="t2", prefix_caching=True, requests=2, running=(1, 1), hit_rates=(0.0, 0.0),
-                    args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": True})
+    both = BASE.but(
+        label="t2",
+        prefix_caching=True,
+        requests=2,
+        running=(1, 1),
+        hit_rates=(0.0, 0.0),
+        args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": True},
+    )
     result = series(tmp_path, BASE, both)
     (broken,) = result["order"]["breaks"]
     assert (broken["trial"], broken["stage"], broken["missing"]) == (2, "shared_prefix", ["prefix_caching"])
@@ -76,7 +100,11 @@ def test_prefix_caching_and_two_requests_in_one_step_break_the_order(tmp_path: P
 
 def test_prefix_cache_hits_seen(tmp_path: Path) -> None:
     caching = BASE.but(
-        label="t2", prefix_caching=True, requests=2, running=(1, 1), hit_rates=(0.0, 48.4),
+        label="t2",
+        prefix_caching=True,
+        requests=2,
+        running=(1, 1),
+        hit_rates=(0.0, 48.4),
         args={"max_model_len": 8192, "port": 8000, "enable_prefix_caching": True},
     )
     result = series(tmp_path, BASE, caching)
@@ -108,8 +136,14 @@ def test_order_kept_when_each_stage_passed_first(tmp_path: Path) -> None:
 
 def test_steps_that_changed_more_than_one_knob_are_listed(tmp_path: Path) -> None:
     t2 = BASE.but(label="t2", args={"max_model_len": 4096, "port": 8000, "enable_prefix_caching": False})
-    t3 = t2.but(label="t3", image="vllm/vllm-openai:v0.11.0", version="0.11.0", image_id="sha256:" + "e5" * 32,
-                driver="580.65.06", smi_cuda="13.0")
+    t3 = t2.but(
+        label="t3",
+        image="vllm/vllm-openai:v0.11.0",
+        version="0.11.0",
+        image_id="sha256:" + "e5" * 32,
+        driver="580.65.06",
+        smi_cuda="13.0",
+    )
     result = series(tmp_path, BASE, t2, t3)
     assert result["confounded_steps"] == [3]
     assert [c["id"] for c in result["steps"][1]["changes"]] == ["driver", "image"]
@@ -120,8 +154,14 @@ def test_one_folder_of_trials_is_ordered_by_recorded_start(tmp_path: Path) -> No
     root = tmp_path / "series"
     # Folder names sort the other way round from the start times.
     write_bundle(root, BASE.but(label="c-first", started="2026-03-01T08:00:00Z"))
-    write_bundle(root, BASE.but(label="b-second", started="2026-03-01T09:30:00Z",
-                                args={"max_model_len": 4096, "port": 8000, "enable_prefix_caching": False}))
+    write_bundle(
+        root,
+        BASE.but(
+            label="b-second",
+            started="2026-03-01T09:30:00Z",
+            args={"max_model_len": 4096, "port": 8000, "enable_prefix_caching": False},
+        ),
+    )
     write_bundle(root, BASE.but(label="a-third", started="2026-03-01T11:00:00+00:00", failure="oom"))
     result = series_paths([str(root)]).to_json()
     assert result["ordered_by"] == "started"
@@ -132,8 +172,13 @@ def test_fragments_that_record_nothing_in_common_are_not_repeats(tmp_path: Path)
     # Two pasted fragments: no version, arguments or banner lines, only the failure.
     paths = []
     for name, trial in (("one.log", Trial(failure="oom")), ("two.log", Trial(failure="driver"))):
-        lines = [line for line in vllm_log(trial).splitlines()
-                 if not any(k in line for k in ("non-default args", "Initializing a V1", "version", "max model len"))]
+        lines = [
+            line
+            for line in vllm_log(trial).splitlines()
+            if not any(
+                k in line for k in ("non-default args", "Initializing a V1", "version", "max model len")
+            )
+        ]
         (tmp_path / name).write_text("\n".join(lines) + "\n")
         paths.append(str(tmp_path / name))
     result = series_paths(paths).to_json()

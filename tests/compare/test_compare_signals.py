@@ -71,7 +71,9 @@ def test_metrics_dump_in_a_bundle_shows_hits(tmp_path: Path) -> None:
 
 
 def test_manifest_metadata_reaches_the_run(tmp_path: Path) -> None:
-    run = load_run(str(write_bundle(tmp_path, Trial(label="t7", node="rental-01", started="2026-03-01T10:00:00Z"))))
+    run = load_run(
+        str(write_bundle(tmp_path, Trial(label="t7", node="rental-01", started="2026-03-01T10:00:00Z")))
+    )
     assert run.label == "t7"
     assert run.node is not None and run.node.value == "rental-01"
     assert run.node.source["file"].endswith("bundle.toml")

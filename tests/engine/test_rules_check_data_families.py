@@ -17,7 +17,9 @@ def test_builtin_data_families_pass() -> None:
 
 def test_broken_known_issue_and_redaction_files_are_named(tmp_path: Path) -> None:
     (tmp_path / "known.toml").write_text('[[known_issue]]\nid = "x"\nbogus = 1\n', encoding="utf-8")
-    (tmp_path / "redact.toml").write_text('[[secret]]\nid = "s"\npattern = "token=\\\\w+"\n', encoding="utf-8")
+    (tmp_path / "redact.toml").write_text(
+        '[[secret]]\nid = "s"\npattern = "token=\\\\w+"\n', encoding="utf-8"
+    )
     result = CliRunner().invoke(cli, ["rules", "check", "--rules", str(tmp_path)])
     assert result.exit_code == 1
     assert "known.toml" in result.output and "known_issue x" in result.output

@@ -85,8 +85,11 @@ def test_no_gpu_in_container() -> None:
 
 def test_fewer_gpus_in_container_than_on_host(scratch: Callable[..., Path]) -> None:
     host = (BUNDLES / "kimi-k3-off-recipe" / "nvidia-smi-host.txt").read_text()  # 8 GPUs
-    bundle = {"nvidia-smi-host.txt": host, "nvidia-smi-container.txt": H200_X4_LIST,
-              "launch.sh": serve("--model /models/m")}
+    bundle = {
+        "nvidia-smi-host.txt": host,
+        "nvidia-smi-container.txt": H200_X4_LIST,
+        "launch.sh": serve("--model /models/m"),
+    }
     check = finding(run(scratch(files=bundle)), "fewer-gpus-in-container")
     assert "sees 4 GPU(s), the host has 8" in check.message
     # Four GPUs selected on purpose: no finding.
@@ -103,13 +106,22 @@ def test_fewer_gpus_than_tensor_times_pipeline(scratch: Callable[..., Path]) -> 
     assert all(Path(e.file).name == "launch.sh" and e.line for e in check.evidence)
     ok = run(scratch(files={"launch.sh": serve("--model /models/m -tp 2", gpus=two)}))
     assert "fewer-gpus-than-parallel" not in ids(ok)
-    ray = run(scratch(files={"launch.sh": serve("--model /models/m -tp 2 -pp 2 --distributed-executor-backend ray",
-                                                gpus=two)}))
+    ray = run(
+        scratch(
+            files={
+                "launch.sh": serve(
+                    "--model /models/m -tp 2 -pp 2 --distributed-executor-backend ray", gpus=two
+                )
+            }
+        )
+    )
     assert finding(ray, "fewer-gpus-than-parallel").severity == "info"  # the rest may be on other nodes
 
 
 def test_cuda_visible_devices_limits_the_gpus(scratch: Callable[..., Path]) -> None:
-    found = run(scratch(files={"run.sh": "CUDA_VISIBLE_DEVICES=3 vllm serve /models/m --tensor-parallel-size 2\n"}))
+    found = run(
+        scratch(files={"run.sh": "CUDA_VISIBLE_DEVICES=3 vllm serve /models/m --tensor-parallel-size 2\n"})
+    )
     assert "CUDA_VISIBLE_DEVICES=3" in finding(found, "fewer-gpus-than-parallel").message
 
 
@@ -176,11 +188,17 @@ def test_debug_variables_left_in_the_command() -> None:
 
 
 def test_more_debug_variables(scratch: Callable[..., Path]) -> None:
-    launch = ("VLLM_TRACE_FUNCTION=1 TORCH_USE_CUDA_DSA=1 NCCL_P2P_DISABLE=1 VLLM_LOGGING_LEVEL=INFO "
-              "vllm serve /models/m --no-enable-prefix-caching\n")
+    launch = (
+        "VLLM_TRACE_FUNCTION=1 TORCH_USE_CUDA_DSA=1 NCCL_P2P_DISABLE=1 VLLM_LOGGING_LEVEL=INFO "
+        "vllm serve /models/m --no-enable-prefix-caching\n"
+    )
     found = run(scratch(files={"launch.sh": launch}))
     flagged = {f.message.split("=", 1)[0] for f in found.findings if f.id == "debug-variable-set"}
-    assert flagged == {"VLLM_TRACE_FUNCTION", "TORCH_USE_CUDA_DSA", "NCCL_P2P_DISABLE"}  # INFO is no debug level
+    assert flagged == {
+        "VLLM_TRACE_FUNCTION",
+        "TORCH_USE_CUDA_DSA",
+        "NCCL_P2P_DISABLE",
+    }  # INFO is no debug level
 
 
 def test_clean_command_has_no_debug_variable() -> None:
@@ -229,8 +247,10 @@ def test_nccl_from_the_env_file_passed_with_env_file(scratch: Callable[..., Path
 
 
 def test_image_by_mutable_tag(scratch: Callable[..., Path]) -> None:
-    latest = finding(run(scratch(files={"launch.sh": serve("--model /m", image="vllm/vllm-openai:latest")})),
-                     "image-mutable-tag")
+    latest = finding(
+        run(scratch(files={"launch.sh": serve("--model /m", image="vllm/vllm-openai:latest")})),
+        "image-mutable-tag",
+    )
     assert latest.severity == "warning" and "'latest'" in latest.message
     nightly = run(scratch(files={"launch.sh": serve("--model /m", image="vllm/vllm-openai:nightly")}))
     assert finding(nightly, "image-mutable-tag").severity == "warning"

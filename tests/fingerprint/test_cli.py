@@ -19,7 +19,9 @@ def invoke(*args: str, input: bytes | str | None = None) -> Result:
 
 
 def test_lone_nvidia_smi_file_as_json() -> None:
-    result = invoke("fingerprint", str(BUNDLES / "shared-gpu-node" / "nvidia-smi-host.txt"), "--format", "json")
+    result = invoke(
+        "fingerprint", str(BUNDLES / "shared-gpu-node" / "nvidia-smi-host.txt"), "--format", "json"
+    )
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["schema"] == "vllm-triage.fingerprint/1"

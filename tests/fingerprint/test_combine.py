@@ -82,7 +82,9 @@ def test_cuda_build_derivations(scratch: Callable[..., Path]) -> None:
     tagged = run(BUNDLES / "cu130-image-r575-node")
     assert tagged.facts["cuda.build"].note == "from the -cu130 tag"
     from_env = run(BUNDLES / "pinned-baseline")
-    assert from_env.value("cuda.build") == "13.0" and "CUDA_VERSION" in (from_env.facts["cuda.build"].note or "")
+    assert from_env.value("cuda.build") == "13.0" and "CUDA_VERSION" in (
+        from_env.facts["cuda.build"].note or ""
+    )
     from_collect_env = run(BUNDLES / "log-vs-command")
     assert from_collect_env.value("cuda.build") == "12.8"
     assert Path(from_collect_env.facts["cuda.build"].source.file).name == "collect-env.txt"
@@ -95,8 +97,11 @@ def test_cuda_build_derivations(scratch: Callable[..., Path]) -> None:
 def test_log_head_only_for_huge_logs(scratch: Callable[..., Path], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(combine_mod, "LOG_HEAD_BYTES", 4096)
     log = (BUNDLES / "log-vs-command" / "server.log").read_text()
-    filler = "".join(f"(APIServer pid=1) INFO 11-30 09:21:{i % 60:02d} [loggers.py:123] Engine 000: Avg prompt "
-                     "throughput: 0.0 tokens/s\n" for i in range(200))
+    filler = "".join(
+        f"(APIServer pid=1) INFO 11-30 09:21:{i % 60:02d} [loggers.py:123] Engine 000: Avg prompt "
+        "throughput: 0.0 tokens/s\n"
+        for i in range(200)
+    )
     found = run(scratch(files={"server.log": log + filler}))
     assert found.value("arg.tensor_parallel_size") == 4
     assert any("only the first" in note for note in found.notes)

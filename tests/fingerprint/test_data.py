@@ -20,11 +20,20 @@ def test_shipped_tables() -> None:
     assert loaded.driver_for("12.9").branch == 575 and loaded.driver_for("12.8").branch == 570
     assert loaded.cuda_family[13] == "580"
     names = {v.name for v in loaded.debug_variables}
-    for name in ("CUDA_LAUNCH_BLOCKING", "NCCL_DEBUG", "VLLM_LOGGING_LEVEL", "VLLM_TRACE_FUNCTION",
-                 "TORCH_USE_CUDA_DSA", "TORCH_NCCL_*", "NCCL_P2P_DISABLE"):
+    for name in (
+        "CUDA_LAUNCH_BLOCKING",
+        "NCCL_DEBUG",
+        "VLLM_LOGGING_LEVEL",
+        "VLLM_TRACE_FUNCTION",
+        "TORCH_USE_CUDA_DSA",
+        "TORCH_NCCL_*",
+        "NCCL_P2P_DISABLE",
+    ):
         assert name in names
     kimi = next(r for r in loaded.recipes if r.id == "kimi-k3")
-    assert kimi.min_gpus == 8 and kimi.min_driver_branch == 580 and kimi.args["load_format"] == "fastsafetensors"
+    assert (
+        kimi.min_gpus == 8 and kimi.min_driver_branch == 580 and kimi.args["load_format"] == "fastsafetensors"
+    )
     assert {"kimi-k3", "deepseek-v3", "gpt-oss-120b"} <= {r.id for r in loaded.recipes}
 
 

@@ -55,7 +55,9 @@ def _read_only(path: str | Path) -> bool:
 def triage_json(run_cli: RunCli) -> TriageJson:
     """`vllm-triage triage PATH… --format json`, parsed; fails the test on a non-zero exit."""
 
-    def run(*paths: str | Path, extra: Sequence[str] = (), input: bytes | str | None = None) -> dict[str, Any]:  # noqa: A002
+    def run(
+        *paths: str | Path, extra: Sequence[str] = (), input: bytes | str | None = None
+    ) -> dict[str, Any]:  # noqa: A002
         args = ("triage", *(str(p) for p in paths), "--format", "json", *extra)
         cacheable = input is None and not extra and all(_read_only(p) for p in paths)
         if cacheable and args in _CACHE:

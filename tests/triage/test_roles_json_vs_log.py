@@ -9,7 +9,9 @@ from vllm_triage.ingest.roles import sniff_text
 
 
 def test_label_json_quoting_a_traceback_is_not_a_log() -> None:
-    text = json.dumps({"first_error": "Traceback (most recent call last):\nRuntimeError: NCCL error: x"}, indent=1)
+    text = json.dumps(
+        {"first_error": "Traceback (most recent call last):\nRuntimeError: NCCL error: x"}, indent=1
+    )
     assert sniff_text(text, "label.json") != "vllm_log"
 
 

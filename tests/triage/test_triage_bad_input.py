@@ -35,7 +35,7 @@ def _big_log() -> bytes:
     lines = (LOGS / "v1-0.10.1-tp2-runtime-illegal-access.log").read_text().splitlines()
     ready = next(i for i, line in enumerate(lines) if "Application startup complete" in line)
     serving = [
-        f'(APIServer pid=1) INFO:     10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}:'
+        f"(APIServer pid=1) INFO:     10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}:"
         f'{rng.randrange(1024, 65535)} - "POST /v1/chat/completions HTTP/1.1" 200 OK'
         for _ in range(40_000)
     ]
@@ -85,24 +85,43 @@ BAD_FILES: dict[str, tuple[str, Callable[[Path], bytes], str]] = {
     "only blank lines": ("vllm.log", lambda _: b"\n\r\n   \n\t\n", "empty-input"),
     "only NULs": ("vllm.log", lambda _: b"\x00" * 200_000, "empty-input"),
     "random bytes": ("core.bin", lambda _: _random_bytes(20_000, 1), "binary-input"),
-    "a PNG screenshot of the log": ("screenshot.png", lambda _: b"\x89PNG\r\n\x1a\n" + _random_bytes(9000, 2), "binary-input"),
+    "a PNG screenshot of the log": (
+        "screenshot.png",
+        lambda _: b"\x89PNG\r\n\x1a\n" + _random_bytes(9000, 2),
+        "binary-input",
+    ),
     "an ELF binary": (
-        "vllm", lambda _: b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + b"\x02\x00\x3e\x00" + _random_bytes(8000, 3), "binary-input"
+        "vllm",
+        lambda _: b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + b"\x02\x00\x3e\x00" + _random_bytes(8000, 3),
+        "binary-input",
     ),
     "a CSV of numbers": (
         "metrics.csv",
-        lambda _: b"step,loss,lr,tokens_per_s\n" + b"".join(b"%d,%.4f,0.0001,%d\n" % (i, 2.5 - i / 900, 5100 + i % 37) for i in range(400)),
+        lambda _: (
+            b"step,loss,lr,tokens_per_s\n"
+            + b"".join(b"%d,%.4f,0.0001,%d\n" % (i, 2.5 - i / 900, 5100 + i % 37) for i in range(400))
+        ),
         "not-a-log",
     ),
     "nvidia-smi output": ("nvidia-smi.txt", lambda _: NVIDIA_SMI.read_bytes(), "not-a-log"),
-    "a .tar.gz that is not gzip": ("bundle.tar.gz", lambda _: b"this was supposed to be an archive\n", "corrupt-archive"),
+    "a .tar.gz that is not gzip": (
+        "bundle.tar.gz",
+        lambda _: b"this was supposed to be an archive\n",
+        "corrupt-archive",
+    ),
     "a truncated .tgz": ("bundle.tgz", lambda p: _tgz(p)[:1500], "corrupt-archive"),
     "a truncated .tar": ("bundle.tar", lambda _: _tar()[:9000], "corrupt-archive"),
     "a truncated .zip": ("bundle.zip", lambda _: _zip()[:3000], "corrupt-archive"),
     "a truncated small .gz log": (
-        "vllm.log.gz", lambda _: gzip.compress((LOGS / "v1-0.9.2-tp4-worker-nccl.log").read_bytes())[:900], "corrupt-archive"
+        "vllm.log.gz",
+        lambda _: gzip.compress((LOGS / "v1-0.9.2-tp4-worker-nccl.log").read_bytes())[:900],
+        "corrupt-archive",
     ),
-    "a truncated large .gz log": ("vllm.log.gz", lambda _: gzip.compress(_big_log())[:-4000], "corrupt-archive"),
+    "a truncated large .gz log": (
+        "vllm.log.gz",
+        lambda _: gzip.compress(_big_log())[:-4000],
+        "corrupt-archive",
+    ),
     "a zip that is not a zip": ("bundle.zip", lambda _: b"PK\x03\x04" + b"garbage" * 20, "corrupt-archive"),
     "a zip member with a bad CRC": ("bundle.zip", lambda _: _zip_with_bad_crc(), "corrupt-archive"),
 }

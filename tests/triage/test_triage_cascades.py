@@ -31,59 +31,115 @@ CASES: dict[str, Case] = {
     # V1, TP=1: EngineCore logs the root; `Process EngineCore_DP0:` repeats it raw; the API
     # server says "Engine core initialization failed". The OOM's frames put it in profiling.
     "v1-0.10.2-tp1-profile-oom.log": Case(
-        "engine_reserve", 72, "oom.torch", "oom_engine_reserve", block=(31, 72),
-        consequences=frozenset({"engine.core_failed_to_start", "engine.duplicate_traceback_header",
-                                "engine.core_init_failed"}),
+        "engine_reserve",
+        72,
+        "oom.torch",
+        "oom_engine_reserve",
+        block=(31, 72),
+        consequences=frozenset(
+            {"engine.core_failed_to_start", "engine.duplicate_traceback_header", "engine.core_init_failed"}
+        ),
         findings=frozenset({"root-cause.oom_engine_reserve", "next-step"}),
     ),
     # V1, TP=4: two workers fail in interleaved output; the earliest root wins, the engine's
     # "WorkerProc initialization failed" and the API server's line are consequences.
     "v1-0.9.2-tp4-worker-nccl.log": Case(
-        "cuda_init", 58, "cuda.nccl_error", "nccl_init_failed", block=(29, 58),
-        consequences=frozenset({"engine.core_failed_to_start", "engine.duplicate_traceback_header",
-                                "engine.core_init_failed"}),
+        "cuda_init",
+        58,
+        "cuda.nccl_error",
+        "nccl_init_failed",
+        block=(29, 58),
+        consequences=frozenset(
+            {"engine.core_failed_to_start", "engine.duplicate_traceback_header", "engine.core_init_failed"}
+        ),
         findings=frozenset({"root-cause.nccl_init_failed", "same-error-other-processes"}),
     ),
     # V1 runtime death: a worker's illegal memory access while serving; then worker died,
     # Worker failed with error, EngineDeadError, 500s.
     "v1-0.10.1-tp2-runtime-illegal-access.log": Case(
-        "request", 64, "cuda.illegal_memory_access", "illegal_memory_access", block=(48, 67),
-        consequences=frozenset({"engine.worker_hit_exception", "engine.worker_died", "engine.executor_failed",
-                                "engine.dead", "engine.http_500"}),
+        "request",
+        64,
+        "cuda.illegal_memory_access",
+        "illegal_memory_access",
+        block=(48, 67),
+        consequences=frozenset(
+            {
+                "engine.worker_hit_exception",
+                "engine.worker_died",
+                "engine.executor_failed",
+                "engine.dead",
+                "engine.http_500",
+            }
+        ),
         findings=frozenset({"root-cause.illegal_memory_access"}),
     ),
     # V0 MQ engine: the worker's traceback under "Exception in worker … while processing method
     # load_model" is the root; the engine process's raw traceback, the -15 exit of the worker
     # and "Engine process failed to start" are not.
     "v0-0.6.3-mq-tp2-safetensors.log": Case(
-        "weight_load", 40, "weights.safetensors_corrupt", "weights_corrupt", block=(21, 40),
-        consequences=frozenset({"engine.method_wrapper", "engine.duplicate_traceback_header", "engine.worker_died",
-                                "engine.core_failed_to_start"}),
+        "weight_load",
+        40,
+        "weights.safetensors_corrupt",
+        "weights_corrupt",
+        block=(21, 40),
+        consequences=frozenset(
+            {
+                "engine.method_wrapper",
+                "engine.duplicate_traceback_header",
+                "engine.worker_died",
+                "engine.core_failed_to_start",
+            }
+        ),
     ),
     # Ray: "Error executing method init_device. This might cause deadlock…" wraps the root.
     "v0-0.6.4-ray-multinode-nccl.log": Case(
-        "cuda_init", 30, "cuda.nccl_error", "nccl_init_failed", block=(17, 33),
+        "cuda_init",
+        30,
+        "cuda.nccl_error",
+        "nccl_init_failed",
+        block=(17, 33),
         consequences=frozenset({"engine.method_wrapper", "engine.core_failed_to_start"}),
     ),
     # An OOM after a CUDA error is the sticky CUDA context, not a memory problem.
     "v1-0.8.5-illegal-access-then-oom.log": Case(
-        "request", 22, "cuda.illegal_memory_access", "illegal_memory_access", block=(11, 25),
-        consequences=frozenset({"engine.worker_hit_exception", "engine.executor_failed", "engine.dead",
-                                "engine.http_500"}),
+        "request",
+        22,
+        "cuda.illegal_memory_access",
+        "illegal_memory_access",
+        block=(11, 25),
+        consequences=frozenset(
+            {"engine.worker_hit_exception", "engine.executor_failed", "engine.dead", "engine.http_500"}
+        ),
         findings=frozenset({"oom-after-cuda-error"}),
     ),
     # NCCL watchdog: the first watchdog line is the marker; the shm-broadcast warnings before it
     # and torch's "taking the entire process down" after it are symptoms.
     "v1-0.10.0-tp4-nccl-watchdog.log": Case(
-        "request", 12, "nccl.watchdog_timeout", "nccl_timeout", block=(12, 12),
-        consequences=frozenset({"hang.shm_broadcast", "nccl.watchdog_cascade", "engine.worker_died",
-                                "engine.executor_failed", "engine.dead", "engine.http_500"}),
+        "request",
+        12,
+        "nccl.watchdog_timeout",
+        "nccl_timeout",
+        block=(12, 12),
+        consequences=frozenset(
+            {
+                "hang.shm_broadcast",
+                "nccl.watchdog_cascade",
+                "engine.worker_died",
+                "engine.executor_failed",
+                "engine.dead",
+                "engine.http_500",
+            }
+        ),
         # rank 0's own watchdog line (13) is another rank reporting, not part of rank 2's block
         findings=frozenset({"root-cause.nccl_timeout", "same-error-other-processes"}),
     ),
     # Only consequences were pasted: say so, and say what to collect.
     "only-consequences-paste.txt": Case(
-        "request", 1, "engine.dead", "cascade", kind="consequence_only",
+        "request",
+        1,
+        "engine.dead",
+        "cascade",
+        kind="consequence_only",
         consequences=frozenset({"engine.http_500"}),
         findings=frozenset({"only-consequence"}),
     ),
@@ -91,12 +147,22 @@ CASES: dict[str, Case] = {
     "v1-0.11.0-healthy-then-shutdown.log": Case("none", None, None, None, kind=None),
     # The log stops after "Starting to load model": a hang (or a kill) in weight_load.
     "v1-0.10.2-hang-in-weight-load.log": Case(
-        "weight_load", 12, "marker.model_load_start", "hang", kind="hang", block=(12, 12),
+        "weight_load",
+        12,
+        "marker.model_load_start",
+        "hang",
+        kind="hang",
+        block=(12, 12),
         findings=frozenset({"hang"}),
     ),
     # SIGTERM during CUDA-graph capture: the step in progress never finished.
     "v1-sigterm-during-graph-capture.log": Case(
-        "engine_reserve", 21, "marker.cuda_graphs", "hang", kind="hang", findings=frozenset({"hang"}),
+        "engine_reserve",
+        21,
+        "marker.cuda_graphs",
+        "hang",
+        kind="hang",
+        findings=frozenset({"hang"}),
     ),
 }
 
@@ -112,7 +178,12 @@ def test_root_and_phase(name: str, triage_json: TriageJson) -> None:
         assert fe is None
         assert result["consequences"] == []
         return
-    assert (fe["line"], fe["rule"], fe["category"], fe["kind"]) == (case.line, case.rule, case.category, case.kind)
+    assert (fe["line"], fe["rule"], fe["category"], fe["kind"]) == (
+        case.line,
+        case.rule,
+        case.category,
+        case.kind,
+    )
     if case.block:
         assert (fe["block"]["start"], fe["block"]["end"]) == case.block
     listed = {c["rule"] for c in result["consequences"]}
@@ -128,7 +199,9 @@ def test_the_root_block_holds_the_traceback_and_the_exception(triage_json: Triag
     fe = triage_json(LOGS / "v1-0.9.2-tp4-worker-nccl.log")["first_error"]
     block = fe["block_lines"]
     assert block[0].endswith("WorkerProc failed to start.")
-    assert block[-1].endswith("RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)")
+    assert block[-1].endswith(
+        "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)"
+    )
     # Interleaved lines of rank 3 are not part of rank 2's block.
     assert all(line.startswith("(VllmWorker rank=2 pid=814)") for line in block)
     assert any("in ncclCommInitRank" in line for line in block)
@@ -153,7 +226,9 @@ def test_paste_starting_mid_traceback(tmp_path: Path, triage_json: TriageJson) -
     assert "paste-starts-mid-block" in {f["id"] for f in result["findings"]}
 
 
-def test_snippet_without_milestones_takes_the_phase_of_its_rule(tmp_path: Path, triage_json: TriageJson) -> None:
+def test_snippet_without_milestones_takes_the_phase_of_its_rule(
+    tmp_path: Path, triage_json: TriageJson
+) -> None:
     given = tmp_path / "snippet.txt"
     given.write_text(
         "ValueError: To serve at least one request with the models's max seq len (131072), (20.00 GiB KV cache is "

@@ -102,7 +102,7 @@ def test_triage_with_extra_rules_directory(tmp_path: Path, triage_json: TriageJs
         'explain = "The NFS share that holds the weights stopped answering."\n'
         'advice = "Check the filer and the mount on the node; copy the weights to local NVMe."\n'
         "pattern = '''OSError: \\[Errno 116\\] Stale file handle'''\n"
-        'must_match = ["OSError: [Errno 116] Stale file handle: \'/mnt/nfs/models/x/model-00003-of-00017.safetensors\'"]\n'
+        "must_match = [\"OSError: [Errno 116] Stale file handle: '/mnt/nfs/models/x/model-00003-of-00017.safetensors'\"]\n"
     )
     lines = (LOGS / "v1-0.10.2-hang-in-weight-load.log").read_text().splitlines()
     lines += [
@@ -110,7 +110,7 @@ def test_triage_with_extra_rules_directory(tmp_path: Path, triage_json: TriageJs
         "(EngineCore_DP0 pid=120) ERROR 10-02 14:09:44 [core.py:718] Traceback (most recent call last):",
         '(EngineCore_DP0 pid=120) ERROR 10-02 14:09:44 [core.py:718]   File "/usr/local/lib/python3.12/dist-packages/'
         'vllm/model_executor/model_loader/weight_utils.py", line 482, in safetensors_weights_iterator',
-        "(EngineCore_DP0 pid=120) ERROR 10-02 14:09:44 [core.py:718]     with safe_open(st_file, framework=\"pt\") as f:",
+        '(EngineCore_DP0 pid=120) ERROR 10-02 14:09:44 [core.py:718]     with safe_open(st_file, framework="pt") as f:',
         "(EngineCore_DP0 pid=120) ERROR 10-02 14:09:44 [core.py:718] OSError: [Errno 116] Stale file handle: "
         "'/mnt/nfs/models/Qwen3-32B/model-00003-of-00017.safetensors'",
     ]
@@ -135,7 +135,12 @@ def test_rules_list(run_cli: RunCli) -> None:
     assert result.exit_code == 0
     rows = [line.split() for line in result.stdout.splitlines()]
     ids = {row[2] for row in rows}
-    assert {"kv.max_seq_len_exceeds_cache", "engine.core_init_failed", "marker.ready", "noise.leaked_shm"} <= ids
+    assert {
+        "kv.max_seq_len_exceeds_cache",
+        "engine.core_init_failed",
+        "marker.ready",
+        "noise.leaked_shm",
+    } <= ids
     assert {row[0] for row in rows} == {"marker", "error", "consequence", "noise"}
     assert "rules from" in result.stderr
 
@@ -158,7 +163,7 @@ def test_rules_check_passes_on_the_built_in_rules(run_cli: RunCli) -> None:
 BROKEN_RULE_FILES = {
     # bad TOML: an unterminated multi-line string
     "half-written.toml": (
-        "[[rule]]\nid = \"site.half_written\"\nkind = \"error\"\npattern = '''unterminated\n",
+        '[[rule]]\nid = "site.half_written"\nkind = "error"\npattern = \'\'\'unterminated\n',
         None,
         "is not valid TOML",
     ),

@@ -44,7 +44,17 @@ def _check_contract(data: dict[str, Any], resolve: Callable[[str], list[str]]) -
         assert fe is None
     else:
         assert fe is not None
-        assert set(fe) >= {"file", "line", "text", "message", "block", "rule", "category", "process", "timestamp"}
+        assert set(fe) >= {
+            "file",
+            "line",
+            "text",
+            "message",
+            "block",
+            "rule",
+            "category",
+            "process",
+            "timestamp",
+        }
         lines = resolve(fe["file"])
         assert 1 <= fe["line"] <= len(lines)
         assert fe["text"] == lines[fe["line"] - 1]  # verbatim, terminator removed
@@ -73,7 +83,9 @@ def test_contract_on_every_fixture_log(name: str, triage_json: TriageJson) -> No
     _check_contract(data, lambda file: _file_lines(Path(file)))
 
 
-@pytest.mark.parametrize("name", ["kv-cache-too-small", "request-illegal-access", "healthy-v0", "driver-too-old-cu130"])
+@pytest.mark.parametrize(
+    "name", ["kv-cache-too-small", "request-illegal-access", "healthy-v0", "driver-too-old-cu130"]
+)
 def test_contract_on_every_sample_bundle(name: str, triage_json: TriageJson) -> None:
     data = triage_json(SAMPLES / name)
     _check_contract(data, lambda file: _file_lines(Path(file)))
@@ -92,8 +104,9 @@ def test_first_error_is_null_for_a_healthy_log(triage_json: TriageJson) -> None:
 def test_text_is_verbatim_with_colour_and_docker_timestamps(tmp_path: Path, triage_json: TriageJson) -> None:
     lines = (LOGS / "v1-0.10.2-tp1-profile-oom.log").read_text().splitlines()
     given_lines = [
-        f"2025-09-21T11:05:{i % 60:02d}.{i:09d}Z \x1b[0;36m{line}\x1b[0m" if line.startswith("(") else
-        f"2025-09-21T11:05:{i % 60:02d}.{i:09d}Z {line}"
+        f"2025-09-21T11:05:{i % 60:02d}.{i:09d}Z \x1b[0;36m{line}\x1b[0m"
+        if line.startswith("(")
+        else f"2025-09-21T11:05:{i % 60:02d}.{i:09d}Z {line}"
         for i, line in enumerate(lines)
     ]
     given = tmp_path / "docker.log"
@@ -113,7 +126,9 @@ def test_line_is_in_the_member_of_an_archive(tmp_path: Path, triage_json: Triage
     data = triage_json(archive)
     member = "node-b07/vllm.log"
     assert data["first_error"]["file"] == f"{archive}!{member}"
-    originals = {f"{archive}!node-b07/{p.name}": _file_lines(p) for p in (SAMPLES / "request-illegal-access").iterdir()}
+    originals = {
+        f"{archive}!node-b07/{p.name}": _file_lines(p) for p in (SAMPLES / "request-illegal-access").iterdir()
+    }
     _check_contract(data, lambda file: originals[file])
 
 

@@ -16,19 +16,39 @@ RunCli = Callable[..., Result]
 # sample → (phase, log file, root line, rule, category, roles declared by bundle.toml)
 EXPECTED: dict[str, tuple[str, str, int | None, str | None, str | None, dict[str, str]]] = {
     "kv-cache-too-small": (
-        "engine_reserve", "vllm.log", 74, "kv.max_seq_len_exceeds_cache", "max_seq_len_exceeds_kv_cache",
+        "engine_reserve",
+        "vllm.log",
+        74,
+        "kv.max_seq_len_exceeds_cache",
+        "max_seq_len_exceeds_kv_cache",
         {"vllm.log": "vllm_log", "command.sh": "launch_command", "nvidia-smi-host.txt": "nvidia_smi"},
     ),
     "driver-too-old-cu130": (
-        "cuda_init", "docker-logs-t.txt", 8, "cuda.driver_too_old", "driver_too_old",
-        {"docker-logs-t.txt": "vllm_log", "nvidia-smi-host.txt": "nvidia_smi", "compose.yaml": "launch_command"},
+        "cuda_init",
+        "docker-logs-t.txt",
+        8,
+        "cuda.driver_too_old",
+        "driver_too_old",
+        {
+            "docker-logs-t.txt": "vllm_log",
+            "nvidia-smi-host.txt": "nvidia_smi",
+            "compose.yaml": "launch_command",
+        },
     ),
     "request-illegal-access": (
-        "request", "vllm.log", 61, "cuda.illegal_memory_access", "illegal_memory_access",
+        "request",
+        "vllm.log",
+        61,
+        "cuda.illegal_memory_access",
+        "illegal_memory_access",
         {"vllm.log": "vllm_log", "request.json": "request", "command.sh": "launch_command"},
     ),
     "healthy-v0": (
-        "none", "server.log", None, None, None,
+        "none",
+        "server.log",
+        None,
+        None,
+        None,
         {"server.log": "vllm_log", "launch.sh": "launch_command", "collect_env.txt": "collect_env"},
     ),
 }

@@ -58,7 +58,7 @@ def _serving_log() -> bytes:
         else:
             status = "400 Bad Request" if i % 97 == 0 else "200 OK"
             serving.append(
-                f'(APIServer pid=1) INFO:     10.42.0.{rng.randrange(2, 250)}:{rng.randrange(1024, 65535)} - '
+                f"(APIServer pid=1) INFO:     10.42.0.{rng.randrange(2, 250)}:{rng.randrange(1024, 65535)} - "
                 f'"POST /v1/chat/completions HTTP/1.1" {status}'
             )
     return ("\n".join(lines[: ready + 1] + serving + lines[ready + 1 :]) + "\n").encode()
@@ -66,8 +66,13 @@ def _serving_log() -> bytes:
 
 def _json_lines(path: Path) -> bytes:
     rows = [
-        json.dumps({"log": line + "\n", "stream": "stderr" if "Traceback" in line else "stdout",
-                    "time": f"2025-07-14T03:22:{i % 60:02d}.{i:09d}Z"})
+        json.dumps(
+            {
+                "log": line + "\n",
+                "stream": "stderr" if "Traceback" in line else "stdout",
+                "time": f"2025-07-14T03:22:{i % 60:02d}.{i:09d}Z",
+            }
+        )
         for i, line in enumerate(path.read_text().splitlines())
     ]
     return ("\n".join(rows) + "\n").encode()
@@ -76,7 +81,9 @@ def _json_lines(path: Path) -> bytes:
 INPUTS = {
     "tp1-profile-oom": lambda: (LOGS / "v1-0.10.2-tp1-profile-oom.log").read_bytes(),
     "tp4-worker-nccl": lambda: (LOGS / "v1-0.9.2-tp4-worker-nccl.log").read_bytes(),
-    "v0-mq-safetensors-crlf": lambda: (LOGS / "v0-0.6.3-mq-tp2-safetensors.log").read_bytes().replace(b"\n", b"\r\n"),
+    "v0-mq-safetensors-crlf": lambda: (
+        (LOGS / "v0-0.6.3-mq-tp2-safetensors.log").read_bytes().replace(b"\n", b"\r\n")
+    ),
     "ray-nccl": lambda: (LOGS / "v0-0.6.4-ray-multinode-nccl.log").read_bytes(),
     "nccl-watchdog": lambda: (LOGS / "v1-0.10.0-tp4-nccl-watchdog.log").read_bytes(),
     "kv-cache-sample": lambda: (SAMPLES / "kv-cache-too-small" / "vllm.log").read_bytes(),
@@ -84,7 +91,9 @@ INPUTS = {
     "hang": lambda: (LOGS / "v1-0.10.2-hang-in-weight-load.log").read_bytes(),
     "long-serving-then-crash": _serving_log,
     "json-lines": lambda: _json_lines(LOGS / "v1-0.9.2-tp4-worker-nccl.log"),
-    "utf16-crlf": lambda: (LOGS / "v1-0.10.2-tp1-profile-oom.log").read_text().replace("\n", "\r\n").encode("utf-16"),
+    "utf16-crlf": lambda: (
+        (LOGS / "v1-0.10.2-tp1-profile-oom.log").read_text().replace("\n", "\r\n").encode("utf-16")
+    ),
 }
 
 
@@ -127,7 +136,11 @@ def test_fast_path_equals_full_parse(name: str, compiled: CompiledRules) -> None
 
     # And nothing the full parse would base a verdict on was skipped.
     full_result = ScanResult(name, full, full.height, json_lines=small.json_lines)
-    assert _first_error(small, compiled) == _first_error(default, compiled) == _first_error(full_result, compiled)
+    assert (
+        _first_error(small, compiled)
+        == _first_error(default, compiled)
+        == _first_error(full_result, compiled)
+    )
 
 
 def test_small_chunks_do_cut_through_the_root_block(compiled: CompiledRules) -> None:

@@ -120,7 +120,9 @@ def _block_end(index: StreamIndex, row: Row) -> Row:
             break
         if candidate.message == "":
             nxt = following[i + 1] if i + 1 < len(following) else None
-            if same_record(candidate, row) or (nxt is not None and (_CHAIN.match(nxt.message) or nxt.tb and after_chain)):
+            if same_record(candidate, row) or (
+                nxt is not None and (_CHAIN.match(nxt.message) or nxt.tb and after_chain)
+            ):
                 continue
             break
         unprefixed = row.source is None and candidate.source is None

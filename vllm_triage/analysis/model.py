@@ -47,7 +47,13 @@ class Milestone:
     text: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"phase": self.phase, "marker": self.name, "rule": self.rule, "file": self.file, "line": self.line}
+        return {
+            "phase": self.phase,
+            "marker": self.name,
+            "rule": self.rule,
+            "file": self.file,
+            "line": self.line,
+        }
 
 
 @dataclass
@@ -108,7 +114,13 @@ class Consequence:
     count: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.row.file, "line": self.row.line, "text": self.row.raw, "rule": self.rule, "count": self.count}
+        return {
+            "file": self.row.file,
+            "line": self.row.line,
+            "text": self.row.raw,
+            "rule": self.rule,
+            "count": self.count,
+        }
 
 
 @dataclass

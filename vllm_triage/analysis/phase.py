@@ -19,7 +19,9 @@ def _second(ts: str | None) -> str | None:
     return ts[:14] if ts else None
 
 
-def milestones_before(root: Row, milestones: list[Milestone], rows_by_line: dict[int, Row]) -> list[Milestone]:
+def milestones_before(
+    root: Row, milestones: list[Milestone], rows_by_line: dict[int, Row]
+) -> list[Milestone]:
     """Milestones printed before the root; if none, those printed by other processes in the
     same second right after it (multi-process output interleaves within a second)."""
     before = [m for m in milestones if m.line < root.line]

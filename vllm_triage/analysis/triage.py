@@ -25,9 +25,21 @@ _CUDA_FAULTS = ("illegal_memory_access", "cuda_kernel_fault", "device_side_asser
 def rows_of(frame: pl.DataFrame) -> list[Row]:
     return [
         Row(
-            file=r["file"], line=r["line"], raw=r["raw"], message=r["message"] or "", level=r["level"],
-            process=r["process"], pid=r["pid"], rank=r["rank"], source=r["source"], vllm_ts=r["vllm_ts"],
-            transport_ts=r["transport_ts"], marker=r["marker"], cls=r["cls"], exc=bool(r["exc"]), tb=bool(r["tb"]),
+            file=r["file"],
+            line=r["line"],
+            raw=r["raw"],
+            message=r["message"] or "",
+            level=r["level"],
+            process=r["process"],
+            pid=r["pid"],
+            rank=r["rank"],
+            source=r["source"],
+            vllm_ts=r["vllm_ts"],
+            transport_ts=r["transport_ts"],
+            marker=r["marker"],
+            cls=r["cls"],
+            exc=bool(r["exc"]),
+            tb=bool(r["tb"]),
         )
         for r in frame.iter_rows(named=True)
     ]
@@ -109,7 +121,13 @@ def _error_block(
     rule = chosen.rule if chosen.kind in ("rule", "consequence") else None
     if chosen.kind != "consequence":
         best = max(
-            (c for c in roots if c.rule is not None and block.start <= c.row.line <= block.end and c.row.stream == chosen.row.stream),
+            (
+                c
+                for c in roots
+                if c.rule is not None
+                and block.start <= c.row.line <= block.end
+                and c.row.stream == chosen.row.stream
+            ),
             key=lambda c: c.rule.priority,
             default=None,
         )
@@ -117,13 +135,23 @@ def _error_block(
             rule = best.rule
     rows_by_line = {r.line: r for r in index.rows}
     reached = milestones_before(chosen.row, milestones, rows_by_line)
-    implied = {c.rule.implies for c in consequences if c.rule and c.rule.implies and c.row.line > chosen.row.line}
+    implied = {
+        c.rule.implies for c in consequences if c.rule and c.rule.implies and c.row.line > chosen.row.line
+    }
     if kind == "consequence_only":
         implied |= {chosen.rule.implies} if chosen.rule and chosen.rule.implies else set()
-    phase, reason = decide_phase(chosen.row, rule if kind != "consequence_only" else None, block.frames,
-                                 compiled.ruleset.frames, reached, implied)
+    phase, reason = decide_phase(
+        chosen.row,
+        rule if kind != "consequence_only" else None,
+        block.frames,
+        compiled.ruleset.frames,
+        reached,
+        implied,
+    )
     generic = {"exception": "python_exception", "headline": "logged_exception", "plain_error": "error_line"}
-    category = rule.category.replace("{phase}", phase) if rule else generic.get(chosen.kind, "logged_exception")
+    category = (
+        rule.category.replace("{phase}", phase) if rule else generic.get(chosen.kind, "logged_exception")
+    )
     if kind == "warning":
         category = rule.category if rule else "warning_exception"
     lines = [r.raw for r in block.rows]
@@ -157,8 +185,16 @@ def _hang(milestones, rows: list[Row], ready_line, stop, rules):
     phase = "engine_reserve" if startup_done else last.phase
     row = next(r for r in rows if r.line == last.line)
     block = ErrorBlock(
-        row=row, start=row.line, end=row.line, lines=[row.raw], rule=last.rule, category="hang", phase=phase,
-        explain="", advice="", kind="hang",
+        row=row,
+        start=row.line,
+        end=row.line,
+        lines=[row.raw],
+        rule=last.rule,
+        category="hang",
+        phase=phase,
+        explain="",
+        advice="",
+        kind="hang",
     )
     return block, phase, f"log stops after milestone {last.name} without an error"
 
@@ -182,30 +218,43 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
     if block.category in _CUDA_FAULTS or block.category.startswith("cuda"):
         ooms = [c for c in later if c.rule and c.rule.category.startswith(_OOM_CATEGORIES)]
         if ooms:
-            findings.append(Finding(
-                "oom-after-cuda-error", "info",
-                f"An out-of-memory error follows the CUDA error (line {ooms[0].row.line}); after a CUDA fault "
-                "the context is unusable and allocations fail: the OOM is a consequence, not a memory problem.",
-                [{"file": ooms[0].row.file, "line": ooms[0].row.line}],
-                "Fix the CUDA error first; do not tune memory settings for this OOM.",
-            ))
-    same = [c for c in later if c.rule and block.rule and c.rule.id == block.rule and c.row.stream != block.row.stream]
+            findings.append(
+                Finding(
+                    "oom-after-cuda-error",
+                    "info",
+                    f"An out-of-memory error follows the CUDA error (line {ooms[0].row.line}); after a CUDA fault "
+                    "the context is unusable and allocations fail: the OOM is a consequence, not a memory problem.",
+                    [{"file": ooms[0].row.file, "line": ooms[0].row.line}],
+                    "Fix the CUDA error first; do not tune memory settings for this OOM.",
+                )
+            )
+    same = [
+        c
+        for c in later
+        if c.rule and block.rule and c.rule.id == block.rule and c.row.stream != block.row.stream
+    ]
     if same:
         processes = sorted({c.row.process or "main" for c in same})
-        findings.append(Finding(
-            "same-error-other-processes", "info",
-            f"The same error is reported by {len(same)} more line(s) from {', '.join(processes[:6])}: one cause, "
-            "several ranks.",
-            [{"file": c.row.file, "line": c.row.line} for c in same[:5]],
-            "",
-        ))
+        findings.append(
+            Finding(
+                "same-error-other-processes",
+                "info",
+                f"The same error is reported by {len(same)} more line(s) from {', '.join(processes[:6])}: one cause, "
+                "several ranks.",
+                [{"file": c.row.file, "line": c.row.line} for c in same[:5]],
+                "",
+            )
+        )
     if block.start == 1 and block.kind == "root" and block.row.line > 1:
-        findings.append(Finding(
-            "paste-starts-mid-block", "info",
-            "The input starts inside the error block: its beginning (headline, outer frames) was cut.",
-            [{"file": block.row.file, "line": 1}],
-            "Paste the log from the server's start, or at least from the first ERROR line of the block.",
-        ))
+        findings.append(
+            Finding(
+                "paste-starts-mid-block",
+                "info",
+                "The input starts inside the error block: its beginning (headline, outer frames) was cut.",
+                [{"file": block.row.file, "line": 1}],
+                "Paste the log from the server's start, or at least from the first ERROR line of the block.",
+            )
+        )
     return findings
 
 

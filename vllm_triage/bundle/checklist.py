@@ -54,9 +54,17 @@ def _diagnoses(trials: list[Trial], data: ChecklistData) -> list[DiagnosisHit]:
         fe = trial.first_error
         for diagnosis in data.diagnoses:
             if diagnosis.matches(fe, trial.phase) and fe is not None:
-                hits.append(DiagnosisHit(diagnosis.id, diagnosis.label, trial.label, str(fe.get("category")),
-                                         fe.get("rule"), Provenance(str(fe.get("file")), fe.get("line")),
-                                         diagnosis.requires))
+                hits.append(
+                    DiagnosisHit(
+                        diagnosis.id,
+                        diagnosis.label,
+                        trial.label,
+                        str(fe.get("category")),
+                        fe.get("rule"),
+                        Provenance(str(fe.get("file")), fe.get("line")),
+                        diagnosis.requires,
+                    )
+                )
     return hits
 
 
@@ -82,16 +90,29 @@ def run_checklist(trials: list[Trial], rule_dirs: list[str] | None = None) -> Ch
             continue
         if item.id in SERIES_CHECKS:
             verdict = SERIES_CHECKS[item.id](across)
-            per_trial = [TrialVerdict("all trials" if len(trials) > 1 else trials[0].label, verdict,
-                                      _collect(verdict, item.collect, last_scene))]
+            per_trial = [
+                TrialVerdict(
+                    "all trials" if len(trials) > 1 else trials[0].label,
+                    verdict,
+                    _collect(verdict, item.collect, last_scene),
+                )
+            ]
         else:
-            chosen = [c for c in contexts if item.id not in conditional
-                      or any(d.trial == c.trial.label and item.id in d.requires for d in diagnoses)]
+            chosen = [
+                c
+                for c in contexts
+                if item.id not in conditional
+                or any(d.trial == c.trial.label and item.id in d.requires for d in diagnoses)
+            ]
             per_trial = []
             for context in chosen:
                 verdict = TRIAL_CHECKS[item.id](context)
-                per_trial.append(TrialVerdict(context.trial.label, verdict, _collect(verdict, item.collect, context.scene)))
-        items.append(ItemResult(item.id, item.title, item.why, required_by.label if required_by else None, per_trial))
+                per_trial.append(
+                    TrialVerdict(context.trial.label, verdict, _collect(verdict, item.collect, context.scene))
+                )
+        items.append(
+            ItemResult(item.id, item.title, item.why, required_by.label if required_by else None, per_trial)
+        )
     placeholders = [h.to_json() for t in trials for h in hits[t.label]]
     result = ChecklistResult(
         trials=[{"label": t.label, "path": t.path, "phase": t.phase, "notes": t.notes} for t in trials],
@@ -103,6 +124,8 @@ def run_checklist(trials: list[Trial], rule_dirs: list[str] | None = None) -> Ch
     return result
 
 
-def check_paths(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> ChecklistResult:
+def check_paths(
+    paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None
+) -> ChecklistResult:
     """The one call `vllm-triage check` makes."""
     return run_checklist(load_trials(paths, rule_dirs, stdin), rule_dirs)

@@ -44,8 +44,11 @@ class TrialContext:
         return found[0].sourced if found else None
 
     def names_read(self, prefix: str, *roles: str) -> list[str]:
-        return sorted(n for n, cands in self.fp.candidates.items()
-                      if n.startswith(prefix) and any(not roles or c.role in roles for c in cands))
+        return sorted(
+            n
+            for n, cands in self.fp.candidates.items()
+            if n.startswith(prefix) and any(not roles or c.role in roles for c in cands)
+        )
 
     @property
     def containerised(self) -> bool:

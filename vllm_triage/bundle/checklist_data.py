@@ -133,8 +133,11 @@ def _item(entry: dict[str, Any], file: str) -> Item:
         raise fail(file, f"[[item]] {entry['id']}: collect must be a table of strings")
     unknown = set(collect) - set(COLLECT_PLACES)
     if unknown:
-        raise fail(file, f"[[item]] {entry['id']}: collect has unknown place(s) {', '.join(sorted(unknown))} "
-                          f"(known: {', '.join(COLLECT_PLACES)})")
+        raise fail(
+            file,
+            f"[[item]] {entry['id']}: collect has unknown place(s) {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(COLLECT_PLACES)})",
+        )
     return Item(str(entry["id"]), str(entry["title"]), str(entry["why"]), dict(collect))
 
 
@@ -145,7 +148,9 @@ def _placeholder(entry: dict[str, Any], file: str) -> Placeholder:
     except regex.error as exc:
         raise fail(file, f"{where}: pattern does not compile ({exc})") from exc
     placeholder = Placeholder(
-        str(entry["id"]), str(entry["explain"]), str(entry["pattern"]),
+        str(entry["id"]),
+        str(entry["explain"]),
+        str(entry["pattern"]),
         _strings(entry.get("roles", []), file, where),
         _strings(entry.get("must_match", []), file, where),
         _strings(entry.get("must_not_match", []), file, where),
@@ -185,18 +190,26 @@ def parse(document: dict[str, Any], file: str, known_items: set[str]) -> Checkli
         unknown_items = set(requires) - set(ids)
         if unknown_items:
             raise fail(file, f"{where}: requires unknown item(s) {', '.join(sorted(unknown_items))}")
-        diagnoses.append(Diagnosis(
-            str(entry["id"]), str(entry["label"]), requires,
-            _strings(entry.get("categories", []), file, where),
-            _strings(entry.get("rules", []), file, where),
-            _strings(entry.get("phases", []), file, where),
-        ))
-    placeholders = [_placeholder(_table(e, "placeholder", file), file) for e in document.get("placeholder", [])]
+        diagnoses.append(
+            Diagnosis(
+                str(entry["id"]),
+                str(entry["label"]),
+                requires,
+                _strings(entry.get("categories", []), file, where),
+                _strings(entry.get("rules", []), file, where),
+                _strings(entry.get("phases", []), file, where),
+            )
+        )
+    placeholders = [
+        _placeholder(_table(e, "placeholder", file), file) for e in document.get("placeholder", [])
+    ]
     return ChecklistData(
         items=items,
         diagnoses=diagnoses,
         placeholders=placeholders,
-        start_milestones=_strings(settings.get("start_milestones", ["version"]), file, "[checklist] start_milestones"),
+        start_milestones=_strings(
+            settings.get("start_milestones", ["version"]), file, "[checklist] start_milestones"
+        ),
         default_gpu_memory_utilization=float(settings.get("default_gpu_memory_utilization", 0.9)),
         collect_all=str(settings.get("collect_all", "")),
         file=file,

@@ -20,11 +20,17 @@ def nccl_debug(ctx: TrialContext) -> Verdict:
     for source in ctx.trial.of_role("vllm_log"):
         for number, line in enumerate(ctx.trial.text(source).splitlines(), 1):
             if _NCCL_INFO.search(line):
-                return passed("NCCL INFO lines in the log (NCCL_DEBUG=INFO was on)", Provenance(source.name, number))
+                return passed(
+                    "NCCL INFO lines in the log (NCCL_DEBUG=INFO was on)", Provenance(source.name, number)
+                )
     setting = ctx.fp.get("env.NCCL_DEBUG")
     if setting is not None and str(setting.value).upper() in ("INFO", "TRACE"):
-        return failed(f"NCCL_DEBUG={setting.value} is set ({setting.source}) but the log holds no `NCCL INFO` line: "
-                      "the workers' output was not kept", [where(setting)], ("method", "log"))
+        return failed(
+            f"NCCL_DEBUG={setting.value} is set ({setting.source}) but the log holds no `NCCL INFO` line: "
+            "the workers' output was not kept",
+            [where(setting)],
+            ("method", "log"),
+        )
     return missing("no NCCL_DEBUG=INFO output in the log", ("method", "log"), [where(setting)])
 
 
@@ -56,7 +62,9 @@ def load_format(ctx: TrialContext) -> Verdict:
         found = ctx.fp.get(name)
         if found is not None and found.value not in (None, ""):
             return passed(f"load format {found.value} ({how})", where(found))
-    return missing("the load format is not recorded (the engine banner at the log's start, or --load-format)", ("log",))
+    return missing(
+        "the load format is not recorded (the engine banner at the log's start, or --load-format)", ("log",)
+    )
 
 
 def model_revision(ctx: TrialContext) -> Verdict:
@@ -69,8 +77,11 @@ def model_revision(ctx: TrialContext) -> Verdict:
             return passed(f"{model.value} at revision {found.value}", where(found))
     mutable = next((f for f in ctx.fp.findings if f.id == "model-mutable-reference"), None)
     if mutable is not None:
-        return failed(f"{model.value} is a Hub repository loaded without --revision: its files may have changed "
-                      "since", list(mutable.evidence), ("host",))
+        return failed(
+            f"{model.value} is a Hub repository loaded without --revision: its files may have changed since",
+            list(mutable.evidence),
+            ("host",),
+        )
     return passed(f"{model.value} is a local path: its files are what was loaded", where(model))
 
 
@@ -91,13 +102,21 @@ def gpu_memory_utilization(ctx: TrialContext) -> Verdict:
     found = ctx.fp.get("arg.gpu_memory_utilization")
     if found is not None and found.value not in (None, ""):
         return passed(f"gpu_memory_utilization {found.value}", where(found))
-    for role, what in (("vllm_log", "the arguments the server logged"), ("launch_command", "the launch command")):
+    for role, what in (
+        ("vllm_log", "the arguments the server logged"),
+        ("launch_command", "the launch command"),
+    ):
         given = ctx.names_read("arg.", role)
         if given:
-            return passed(f"the default {ctx.data.default_gpu_memory_utilization} (not among {what})",
-                          where(ctx.first_read(given[0], role)))
-    return missing("the gpu_memory_utilization in force is not recorded (the log's non-default args line, or the "
-                   "launch command)", ("log",))
+            return passed(
+                f"the default {ctx.data.default_gpu_memory_utilization} (not among {what})",
+                where(ctx.first_read(given[0], role)),
+            )
+    return missing(
+        "the gpu_memory_utilization in force is not recorded (the log's non-default args line, or the "
+        "launch command)",
+        ("log",),
+    )
 
 
 CHECKS: dict[str, Callable[[TrialContext], Verdict]] = {

@@ -47,7 +47,9 @@ def one_variable(ctx: SeriesContext) -> Verdict:
         shown = "; ".join(f"T{s['from']}→T{s['to']} changed {', '.join(_changes(s))}" for s in bad)
         evidence = [e for s in bad for e in _step_evidence(s)]
         return failed(f"more than one variable changed: {shown}", evidence, ("method",))
-    shown = "; ".join(f"T{s['from']}→T{s['to']}: {', '.join(_changes(s)) or 'nothing but noise'}" for s in steps)
+    shown = "; ".join(
+        f"T{s['from']}→T{s['to']}: {', '.join(_changes(s)) or 'nothing but noise'}" for s in steps
+    )
     return passed(f"one variable per step ({shown})")
 
 
@@ -65,11 +67,17 @@ def rollback_point(ctx: SeriesContext) -> Verdict:
         if last_good is None:
             lacking.append(f"T{number} ({trial.label})" if ctx.several else trial.label)
     if lacking:
-        return missing(f"no rollback point after {', '.join(lacking)}: no earlier trial passed and bundle.toml names "
-                       "none", ("manifest", "method"))
+        return missing(
+            f"no rollback point after {', '.join(lacking)}: no earlier trial passed and bundle.toml names "
+            "none",
+            ("manifest", "method"),
+        )
     if evidence:
-        return passed("rollback points named in bundle.toml" + (f"; last trial that passed: {last_good}" if last_good else ""),
-                      *evidence)
+        return passed(
+            "rollback points named in bundle.toml"
+            + (f"; last trial that passed: {last_good}" if last_good else ""),
+            *evidence,
+        )
     return passed(f"the last trial that passed is the rollback point: {last_good}")
 
 
@@ -78,27 +86,43 @@ def prefix_caching_step(ctx: SeriesContext) -> Verdict:
     first_on = next((i for i, (on, _) in enumerate(states) if on), None)
     if first_on is None:
         if any(on is None for on, _ in states):
-            return missing("nothing says whether prefix caching was on (no engine banner, argument or vLLM version)",
-                           ("log",))
-        return passed("prefix caching off in every trial", *[at(seen.source) for _, seen in states if seen][:2])
+            return missing(
+                "nothing says whether prefix caching was on (no engine banner, argument or vLLM version)",
+                ("log",),
+            )
+        return passed(
+            "prefix caching off in every trial", *[at(seen.source) for _, seen in states if seen][:2]
+        )
     on, seen = states[first_on]
     how = seen.how if seen else "on"
     trial = ctx.trials[first_on]
     if first_on == 0:
-        text = (f"prefix caching was on from the first trial ({how}): no trial without it to compare"
-                if ctx.several else f"prefix caching was on in the only trial ({how}): it was not tested in its own step")
+        text = (
+            f"prefix caching was on from the first trial ({how}): no trial without it to compare"
+            if ctx.several
+            else f"prefix caching was on in the only trial ({how}): it was not tested in its own step"
+        )
         return failed(text, [at(seen.source) if seen else None], ("method",))
     step = ctx.series.to_json()["steps"][first_on - 1]
     if step["verdict"] == "confounded":
-        return failed(f"prefix caching came in at T{first_on + 1} ({trial.label}) together with other changes: "
-                      f"{', '.join(_changes(step))}", [at(seen.source) if seen else None, *_step_evidence(step)],
-                      ("method",))
+        return failed(
+            f"prefix caching came in at T{first_on + 1} ({trial.label}) together with other changes: "
+            f"{', '.join(_changes(step))}",
+            [at(seen.source) if seen else None, *_step_evidence(step)],
+            ("method",),
+        )
     before = ctx.trials[first_on - 1]
     if not _ok(before):
-        return failed(f"prefix caching came in at T{first_on + 1} ({trial.label}) after T{first_on}, which had not "
-                      "passed without it", [at(seen.source) if seen else None], ("method",))
-    return passed(f"prefix caching came in alone at T{first_on + 1} ({trial.label}) after T{first_on} passed without it",
-                  at(seen.source) if seen else None)
+        return failed(
+            f"prefix caching came in at T{first_on + 1} ({trial.label}) after T{first_on}, which had not "
+            "passed without it",
+            [at(seen.source) if seen else None],
+            ("method",),
+        )
+    return passed(
+        f"prefix caching came in alone at T{first_on + 1} ({trial.label}) after T{first_on} passed without it",
+        at(seen.source) if seen else None,
+    )
 
 
 def context_concurrency_order(ctx: SeriesContext) -> Verdict:
@@ -112,8 +136,11 @@ def context_concurrency_order(ctx: SeriesContext) -> Verdict:
             if baseline is None:
                 shown = ", ".join(f"{sid.replace('_', ' ')} ({seen.how})" for sid, seen in raised.items())
                 who = f"T{number} ({trial.label})" if ctx.several else "the only trial"
-                return failed(f"{who} raised {shown} before a single short request had passed",
-                              [at(seen.source) for seen in raised.values()], ("method",))
+                return failed(
+                    f"{who} raised {shown} before a single short request had passed",
+                    [at(seen.source) for seen in raised.values()],
+                    ("method",),
+                )
         elif _ok(trial) and baseline is None:
             baseline = trial.label
     if not raised_any:
@@ -139,17 +166,27 @@ def same_node(ctx: SeriesContext) -> Verdict:
     if len(names) == 1 and not ctx.several:
         node = nodes[0]
         if undocumented:
-            return missing(f"node {node.value} is named but its host is not captured (host nvidia-smi)", ("host",),
-                           [at(node.source)])
+            return missing(
+                f"node {node.value} is named but its host is not captured (host nvidia-smi)",
+                ("host",),
+                [at(node.source)],
+            )
         return passed(f"node {node.value}, host captured", at(node.source), _host_captured(ctx.trials[0]))
     if len(names) == 1:
-        return passed(f"every trial ran on node {names.pop()}", *[at(n.source) for n in nodes if n is not None][:2])
+        return passed(
+            f"every trial ran on node {names.pop()}", *[at(n.source) for n in nodes if n is not None][:2]
+        )
     if undocumented:
-        return failed(f"the trials ran on {len(names)} nodes ({', '.join(sorted(names))}) and the host of "
-                      f"{', '.join(undocumented)} is not captured", [at(n.source) for n in nodes if n is not None][:4],
-                      ("host",))
-    return passed(f"the trials ran on {len(names)} nodes ({', '.join(sorted(names))}), each host captured",
-                  *[_host_captured(t) for t in ctx.trials][:4])
+        return failed(
+            f"the trials ran on {len(names)} nodes ({', '.join(sorted(names))}) and the host of "
+            f"{', '.join(undocumented)} is not captured",
+            [at(n.source) for n in nodes if n is not None][:4],
+            ("host",),
+        )
+    return passed(
+        f"the trials ran on {len(names)} nodes ({', '.join(sorted(names))}), each host captured",
+        *[_host_captured(t) for t in ctx.trials][:4],
+    )
 
 
 CHECKS: dict[str, Callable[[SeriesContext], Verdict]] = {

@@ -36,11 +36,15 @@ def passed(message: str, *evidence: Provenance | None) -> Verdict:
     return Verdict(PASS, message, _evidence(evidence))
 
 
-def failed(message: str, evidence: list[Provenance | None] | None = None, places: tuple[str, ...] = ()) -> Verdict:
+def failed(
+    message: str, evidence: list[Provenance | None] | None = None, places: tuple[str, ...] = ()
+) -> Verdict:
     return Verdict(FAIL, message, _evidence(evidence or []), places)
 
 
-def missing(message: str, places: tuple[str, ...], evidence: list[Provenance | None] | None = None) -> Verdict:
+def missing(
+    message: str, places: tuple[str, ...], evidence: list[Provenance | None] | None = None
+) -> Verdict:
     return Verdict(MISSING, message, _evidence(evidence or []), places)
 
 
@@ -111,8 +115,15 @@ class DiagnosisHit:
     requires: tuple[str, ...]
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "label": self.label, "trial": self.trial, "category": self.category,
-                "rule": self.rule, "evidence": self.where.to_json(), "requires": list(self.requires)}
+        return {
+            "id": self.id,
+            "label": self.label,
+            "trial": self.trial,
+            "category": self.category,
+            "rule": self.rule,
+            "evidence": self.where.to_json(),
+            "requires": list(self.requires),
+        }
 
 
 @dataclass

@@ -27,9 +27,10 @@ def _where_hits(ctx: TrialContext, *roles: str) -> tuple[str, list[Provenance | 
     if not hits:
         return "", []
     first = hits[0]
-    return f"{first.file}:{first.line} holds a placeholder, not the artefact ({first.explain}: `{first.text}`)", [
-        h.where for h in hits[:3]
-    ]
+    return (
+        f"{first.file}:{first.line} holds a placeholder, not the artefact ({first.explain}: `{first.text}`)",
+        [h.where for h in hits[:3]],
+    )
 
 
 def _container_places(ctx: TrialContext, *extra: str) -> tuple[str, ...]:
@@ -50,21 +51,35 @@ def image_digest(ctx: TrialContext) -> Verdict:
         name = str(ref.value).split("@", 1)[0] if ref is not None else "the image"
         return passed(f"{name} @ {digest.value}", where(ref), where(digest))
     if ref is not None:
-        pinned = (f"; the local image ID {image_id.value} is known, but an ID cannot be pulled elsewhere"
-                  if image_id is not None else "")
-        return failed(f"the image {ref.value} is named by tag only, with no digest: a tag can move{pinned}",
-                      [where(ref), where(image_id)], _container_places(ctx))
+        pinned = (
+            f"; the local image ID {image_id.value} is known, but an ID cannot be pulled elsewhere"
+            if image_id is not None
+            else ""
+        )
+        return failed(
+            f"the image {ref.value} is named by tag only, with no digest: a tag can move{pinned}",
+            [where(ref), where(image_id)],
+            _container_places(ctx),
+        )
     if ctx.scene.kind == "host":
         env = ctx.usable("collect_env")
         launcher = fp.get("launcher")
         if env:
             return passed(
                 f"no container: vLLM ran from a Python environment ({launcher.value if launcher else 'no launcher'}); "
-                f"collect_env ({env[0].name}) records its packages", where(launcher), Provenance(env[0].name))
-        return missing("no container: the Python environment that ran vLLM is not recorded (collect_env)", ("host",),
-                       [where(launcher)])
-    return missing("no image named: neither docker inspect nor the launch command says which image ran",
-                   _container_places(ctx))
+                f"collect_env ({env[0].name}) records its packages",
+                where(launcher),
+                Provenance(env[0].name),
+            )
+        return missing(
+            "no container: the Python environment that ran vLLM is not recorded (collect_env)",
+            ("host",),
+            [where(launcher)],
+        )
+    return missing(
+        "no image named: neither docker inspect nor the launch command says which image ran",
+        _container_places(ctx),
+    )
 
 
 # ------------------------------------------------------------------------------------- version
@@ -75,13 +90,19 @@ def vllm_version(ctx: TrialContext) -> Verdict:
     if observed:
         first = observed[0]
         how = "the log's banner" if first.role == "vllm_log" else "collect_env"
-        others = [c for c in observed[1:] if str(c.sourced.value).split("+")[0] != str(first.sourced.value).split("+")[0]]
+        others = [
+            c
+            for c in observed[1:]
+            if str(c.sourced.value).split("+")[0] != str(first.sourced.value).split("+")[0]
+        ]
         if others:
             other = others[0]
             return failed(
                 f"the environments disagree: {how} says vLLM {first.sourced.value} ({first.sourced.source}), "
                 f"{other.role} says {other.sourced.value} ({other.sourced.source}); collect them from the run that failed",
-                [where(first), where(other)], _container_places(ctx, "log"))
+                [where(first), where(other)],
+                _container_places(ctx, "log"),
+            )
         return passed(f"vLLM {first.sourced.value}, as {how} reports it", where(first))
     tag = ctx.fp.get("image.vllm_version")
     problem, evidence = _where_hits(ctx, "collect_env")
@@ -108,16 +129,31 @@ def nvidia_smi_views(ctx: TrialContext) -> Verdict:
     problem, evidence = _where_hits(ctx, "nvidia_smi")
     if have_host and (have_container or not need_container):
         names = [s.name for s in captures if ctx.trial.scope_of(s) in ("host", "container")]
-        return passed("nvidia-smi from the host" + (" and from inside the container" if have_container else
-                      " (no container: the host's view is the server's)"), *[Provenance(n) for n in names[:4]])
-    lacking = [place for place, have, needed in (("host", have_host, True), ("container", have_container, need_container))
-               if needed and not have]
+        return passed(
+            "nvidia-smi from the host"
+            + (
+                " and from inside the container"
+                if have_container
+                else " (no container: the host's view is the server's)"
+            ),
+            *[Provenance(n) for n in names[:4]],
+        )
+    lacking = [
+        place
+        for place, have, needed in (("host", have_host, True), ("container", have_container, need_container))
+        if needed and not have
+    ]
     places = tuple("pod" if p == "container" and ctx.scene.kind == "pod" else p for p in lacking)
-    text = "no nvidia-smi from " + " nor from ".join("the host" if p == "host" else "inside the container" for p in lacking)
+    text = "no nvidia-smi from " + " nor from ".join(
+        "the host" if p == "host" else "inside the container" for p in lacking
+    )
     if problem:
         text += f"; {problem}"
     if unscoped:
-        text = (f"{', '.join(s.name for s in unscoped)} does not say where it was taken (host or container); " + text)
+        text = (
+            f"{', '.join(s.name for s in unscoped)} does not say where it was taken (host or container); "
+            + text
+        )
         return failed(text, [Provenance(s.name) for s in unscoped] + evidence, ("manifest", *places))
     return missing(text, places, evidence)
 
@@ -129,11 +165,18 @@ def gpus_counted(ctx: TrialContext) -> Verdict:
     need = views.parallel_gpus(fp)
     visible = views.visible_gpus(fp)
     counted = any(ctx.read_by(f"{scope}.gpu_count", "nvidia_smi") for scope in views.SERVER_VIEW)
-    if visible is not None and counted and not views.multi_node(fp) and as_int(visible.value) is not None \
-            and as_int(visible.value) < need.value:
+    if (
+        visible is not None
+        and counted
+        and not views.multi_node(fp)
+        and as_int(visible.value) is not None
+        and as_int(visible.value) < need.value
+    ):
         return failed(
             f"{visible.value} GPU(s) visible ({visible.how}) but the launch needs {need.value} ({need.how})",
-            [*visible.evidence, *need.evidence], _container_places(ctx))
+            [*visible.evidence, *need.evidence],
+            _container_places(ctx),
+        )
     if not listed:
         problem, evidence = _where_hits(ctx, "nvidia_smi")
         text = "no `nvidia-smi -L` list"
@@ -146,12 +189,18 @@ def gpus_counted(ctx: TrialContext) -> Verdict:
     scope = ctx.trial.scope_of(listed[0])
     count = len(_GPU_LIST_LINE.findall(ctx.trial.text(listed[0])))
     if views.multi_node(fp):
-        return passed(f"{count} GPU(s) listed {scope_word.get(scope or '', '')} by nvidia-smi -L; the launch spans "
-                      f"nodes ({need.how}), so this node's count is not compared", Provenance(listed[0].name))
+        return passed(
+            f"{count} GPU(s) listed {scope_word.get(scope or '', '')} by nvidia-smi -L; the launch spans "
+            f"nodes ({need.how}), so this node's count is not compared",
+            Provenance(listed[0].name),
+        )
     shown = visible.value if visible is not None else count
-    return passed(f"{shown} GPU(s) visible ({visible.how if visible else 'nvidia-smi -L'}), listed by nvidia-smi -L "
-                  f"{scope_word.get(scope or '', '')}; the launch needs {need.value} ({need.how})".replace("  ", " "),
-                  Provenance(listed[0].name), *need.evidence)
+    return passed(
+        f"{shown} GPU(s) visible ({visible.how if visible else 'nvidia-smi -L'}), listed by nvidia-smi -L "
+        f"{scope_word.get(scope or '', '')}; the launch needs {need.value} ({need.how})".replace("  ", " "),
+        Provenance(listed[0].name),
+        *need.evidence,
+    )
 
 
 # -------------------------------------------------------------------------------------- command
@@ -177,34 +226,52 @@ def launch_command(ctx: TrialContext) -> Verdict:
     if problem:
         return missing(f"the launch command is not whole: {problem}", _container_places(ctx), evidence)
     commands = ctx.usable("launch_command")
-    inspected = ctx.first_read("container.cmd", "container_inspect") or ctx.first_read("container.entrypoint", "container_inspect")
+    inspected = ctx.first_read("container.cmd", "container_inspect") or ctx.first_read(
+        "container.entrypoint", "container_inspect"
+    )
     if not commands:
         if inspected is not None:
-            return passed("the command that ran, as docker inspect records it (Path and Args)", where(inspected))
+            return passed(
+                "the command that ran, as docker inspect records it (Path and Args)", where(inspected)
+            )
         logged = ctx.names_read("arg.", "vllm_log")
         text = "no launch command"
         if logged:
-            text += " (the log's non-default args are the arguments vLLM parsed, not the command: no image, " \
-                    "no container options, no environment)"
+            text += (
+                " (the log's non-default args are the arguments vLLM parsed, not the command: no image, "
+                "no container options, no environment)"
+            )
         return missing(text, _container_places(ctx))
     launcher = ctx.first_read("launcher", "launch_command")
     for source in commands:
         if launcher is not None and str(launcher.value) in _SHELL_LAUNCHERS:
             why = _cut(ctx.trial.text(source))
             if why:
-                return failed(f"the launch command in {source.name} looks cut: {why}", [Provenance(source.name)],
-                              _container_places(ctx))
+                return failed(
+                    f"the launch command in {source.name} looks cut: {why}",
+                    [Provenance(source.name)],
+                    _container_places(ctx),
+                )
     differ = [f for f in fp.findings if f.id == "args-differ-from-log"]
     if differ:
-        return failed(f"the command given is not the one that ran (retyped?): {differ[0].message}",
-                      list(differ[0].evidence)[:4], _container_places(ctx))
+        return failed(
+            f"the command given is not the one that ran (retyped?): {differ[0].message}",
+            list(differ[0].evidence)[:4],
+            _container_places(ctx),
+        )
     model = ctx.first_read("arg.model", "launch_command")
     if launcher is None or model is None:
-        return failed(f"{commands[0].name} does not read as a vLLM launch (no launcher or no model found)",
-                      [Provenance(commands[0].name)], _container_places(ctx))
+        return failed(
+            f"{commands[0].name} does not read as a vLLM launch (no launcher or no model found)",
+            [Provenance(commands[0].name)],
+            _container_places(ctx),
+        )
     count = len(ctx.names_read("arg.", "launch_command"))
-    return passed(f"{launcher.value} of {model.value} with {count} vLLM argument(s), kept whole",
-                  where(launcher), where(model))
+    return passed(
+        f"{launcher.value} of {model.value} with {count} vLLM argument(s), kept whole",
+        where(launcher),
+        where(model),
+    )
 
 
 # ---------------------------------------------------------------------------------- environment
@@ -215,12 +282,16 @@ def environment_listed(ctx: TrialContext) -> Verdict:
     problem, evidence = _where_hits(ctx, "environment")
     if listed and not problem:
         first = ctx.first_read(listed[0], "environment")
-        return passed(f"{len(listed)} variable(s) listed in {first.source.file if first else 'the environment file'}",
-                      where(first))
+        return passed(
+            f"{len(listed)} variable(s) listed in {first.source.file if first else 'the environment file'}",
+            where(first),
+        )
     inspected = ctx.names_read("env.", "container_inspect")
     if inspected:
         first = ctx.first_read(inspected[0], "container_inspect")
-        return passed(f"the container's {len(inspected)} variable(s), from docker inspect Config.Env", where(first))
+        return passed(
+            f"the container's {len(inspected)} variable(s), from docker inspect Config.Env", where(first)
+        )
     in_command = ctx.names_read("env.", "launch_command")
     text = "no environment listing"
     if in_command:
@@ -249,31 +320,58 @@ def first_error_block(ctx: TrialContext) -> Verdict:
     pasted = [h for h in ctx.hits_for("vllm_log") if h.placeholder != LOG_ELISION]
     if pasted:
         return missing(f"no server log: {problem}", ("log",), evidence)
-    cut = [h for h in ctx.hits_for("vllm_log") if fe is None or (h.file == fe.get("file") and h.line <= fe["line"])]
+    cut = [
+        h
+        for h in ctx.hits_for("vllm_log")
+        if fe is None or (h.file == fe.get("file") and h.line <= fe["line"])
+    ]
     if cut:
-        return failed(f"the log was shortened before the first error: {cut[0].file}:{cut[0].line} `{cut[0].text}`",
-                      [h.where for h in cut[:3]], ("log",))
+        return failed(
+            f"the log was shortened before the first error: {cut[0].file}:{cut[0].line} `{cut[0].text}`",
+            [h.where for h in cut[:3]],
+            ("log",),
+        )
     if fe is None:
         ready = next((m for m in triage.get("milestones", []) if m.get("marker") == "ready"), None)
         if ready is not None:
             return passed("no error: the server started and was ready", at(ready))
         if not _log_from_start(ctx):
-            return missing("the log shows neither an error nor the server's start: only some lines were kept", ("log",))
+            return missing(
+                "the log shows neither an error nor the server's start: only some lines were kept", ("log",)
+            )
         return passed("no error in the log")
     here = at(fe)
     if fe.get("kind") == "consequence_only":
-        return failed(f"only consequences were kept ({here}: {fe.get('message', '')[:100]}): the root error block is "
-                      "missing — the last lines only?", [here], ("log",))
+        return failed(
+            f"only consequences were kept ({here}: {fe.get('message', '')[:100]}): the root error block is "
+            "missing — the last lines only?",
+            [here],
+            ("log",),
+        )
     if any(f.get("id") == "paste-starts-mid-block" for f in triage.get("findings", [])):
-        return failed(f"the log starts inside the error block ({here}): its beginning was cut", [here], ("log",))
+        return failed(
+            f"the log starts inside the error block ({here}): its beginning was cut", [here], ("log",)
+        )
     if not _log_from_start(ctx):
-        return failed(f"the log does not start at the server's start (no {'/'.join(ctx.data.start_milestones)} line): "
-                      f"only the last lines were kept; the first error found is at {here}", [here], ("log",))
+        return failed(
+            f"the log does not start at the server's start (no {'/'.join(ctx.data.start_milestones)} line): "
+            f"only the last lines were kept; the first error found is at {here}",
+            [here],
+            ("log",),
+        )
     if not fe.get("timestamp"):
-        return failed(f"the first error ({here}) has no timestamp: keep the log with its timestamps", [here], ("log",))
+        return failed(
+            f"the first error ({here}) has no timestamp: keep the log with its timestamps", [here], ("log",)
+        )
     block = fe.get("block") or {}
-    what = "the log stops after its last milestone" if fe.get("kind") == "hang" else f"first error ({fe.get('category')})"
-    return passed(f"{what} at {here}, {fe['timestamp']}, block lines {block.get('start')}–{block.get('end')}", here)
+    what = (
+        "the log stops after its last milestone"
+        if fe.get("kind") == "hang"
+        else f"first error ({fe.get('category')})"
+    )
+    return passed(
+        f"{what} at {here}, {fe['timestamp']}, block lines {block.get('start')}–{block.get('end')}", here
+    )
 
 
 # ------------------------------------------------------------------------------------- request
@@ -297,20 +395,32 @@ def request_recorded(ctx: TrialContext) -> Verdict:
         return missing(f"the request is not recorded: {problem}", ("host",), evidence)
     if not recorded:
         if before_serving:
-            return passed(f"not needed: the server failed in {triage.get('phase')}, before it served a request")
+            return passed(
+                f"not needed: the server failed in {triage.get('phase')}, before it served a request"
+            )
         return missing("no request recorded", ("host",))
-    lacking = [label for label, names in _REQUEST_FIELDS if not any(ctx.first_read(n, "request") for n in names)]
+    lacking = [
+        label for label, names in _REQUEST_FIELDS if not any(ctx.first_read(n, "request") for n in names)
+    ]
     first = ctx.first_read(recorded[0], "request")
     concurrency = ctx.first_read("request.concurrency", "request")
     if lacking:
-        return failed(f"the request ({first.source.file if first else '?'}) lacks: {', '.join(lacking)}",
-                      [where(first)], ("host",))
+        return failed(
+            f"the request ({first.source.file if first else '?'}) lacks: {', '.join(lacking)}",
+            [where(first)],
+            ("host",),
+        )
     level = as_int(concurrency.value) if concurrency is not None else 1
     if level and level > 1 and ctx.index == 0:
-        return failed(f"the base trial sends {level} requests at once ({concurrency.source}): the base is one request",
-                      [where(concurrency)], ("host",))
-    return passed(f"one request with model, messages, max_tokens, temperature and timeout ({first.source.file})",
-                  where(first))
+        return failed(
+            f"the base trial sends {level} requests at once ({concurrency.source}): the base is one request",
+            [where(concurrency)],
+            ("host",),
+        )
+    return passed(
+        f"one request with model, messages, max_tokens, temperature and timeout ({first.source.file})",
+        where(first),
+    )
 
 
 CHECKS: dict[str, Callable[[TrialContext], Verdict]] = {

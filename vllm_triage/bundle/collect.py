@@ -56,8 +56,13 @@ class Step:
 
     def to_manifest(self) -> dict:
         return {
-            "name": self.name, "command": self.command, "status": self.status, "exit_code": self.exit_code,
-            "seconds": round(self.seconds, 3), "reason": self.reason, "output": self.output,
+            "name": self.name,
+            "command": self.command,
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3),
+            "reason": self.reason,
+            "output": self.output,
         }
 
 
@@ -89,8 +94,16 @@ class Collector:
 
     # ------------------------------------------------------------------ running a command
 
-    def run(self, name: str, argv: list[str], output: str, role: str, *, merge_stderr: bool = False,
-            keep_failed_output: bool = False) -> Step:
+    def run(
+        self,
+        name: str,
+        argv: list[str],
+        output: str,
+        role: str,
+        *,
+        merge_stderr: bool = False,
+        keep_failed_output: bool = False,
+    ) -> Step:
         step = self._execute(name, argv, output, merge_stderr)
         self._keep(step, output, role, keep_failed_output)
         self.result.steps.append(step)
@@ -138,14 +151,26 @@ class Collector:
                     start_new_session=True,
                 )
             except OSError as exc:
-                return Step(name, command, "failed", None, time.monotonic() - started,
-                            f"cannot run {argv[0]}: {exc.strerror or exc}")
+                return Step(
+                    name,
+                    command,
+                    "failed",
+                    None,
+                    time.monotonic() - started,
+                    f"cannot run {argv[0]}: {exc.strerror or exc}",
+                )
             try:
                 code = process.wait(timeout=self.timeout)
             except subprocess.TimeoutExpired:
                 self._kill(process)
-                return Step(name, command, "timeout", None, time.monotonic() - started,
-                            f"no result within {self.timeout:g} s; stopped")
+                return Step(
+                    name,
+                    command,
+                    "timeout",
+                    None,
+                    time.monotonic() - started,
+                    f"no result within {self.timeout:g} s; stopped",
+                )
         seconds = time.monotonic() - started
         if code == 0:
             return Step(name, command, "ok", 0, seconds)
@@ -199,11 +224,23 @@ class Collector:
         try:
             data = source.read_bytes()
         except FileNotFoundError:
-            step = Step(name, command, "missing", None, time.monotonic() - started,
-                        f"{source} does not exist (no NVIDIA kernel driver loaded here)")
+            step = Step(
+                name,
+                command,
+                "missing",
+                None,
+                time.monotonic() - started,
+                f"{source} does not exist (no NVIDIA kernel driver loaded here)",
+            )
         except OSError as exc:
-            step = Step(name, command, "failed", None, time.monotonic() - started,
-                        f"cannot read {source}: {exc.strerror or exc}")
+            step = Step(
+                name,
+                command,
+                "failed",
+                None,
+                time.monotonic() - started,
+                f"cannot read {source}: {exc.strerror or exc}",
+            )
         else:
             self.write_text(output, data.decode("utf-8", errors="replace"))
             step = Step(name, command, "ok", None, time.monotonic() - started, output=output)

@@ -42,11 +42,19 @@ class Scene:
             logs = f"kubectl logs {pod}{ns} --timestamps --all-containers > vllm.log   # --previous after a restart"
         else:
             execute = f"{self.runtime} exec {container}"
-            logs = (f"{self.runtime} logs -t {container} > vllm.log 2>&1" if self.kind in ("container", "unknown")
-                    else "journalctl -u <unit> -o short-iso --no-pager > vllm.log   # or the server's stdout+stderr from its start")
+            logs = (
+                f"{self.runtime} logs -t {container} > vllm.log 2>&1"
+                if self.kind in ("container", "unknown")
+                else "journalctl -u <unit> -o short-iso --no-pager > vllm.log   # or the server's stdout+stderr from its start"
+            )
         return {
-            "{runtime}": self.runtime, "{container}": container, "{pod}": pod, "{ns}": ns, "{exec}": execute,
-            "{logs}": logs, "{model}": self.model or "<model>",
+            "{runtime}": self.runtime,
+            "{container}": container,
+            "{pod}": pod,
+            "{ns}": ns,
+            "{exec}": execute,
+            "{logs}": logs,
+            "{model}": self.model or "<model>",
         }
 
     def fill(self, template: str) -> str:
@@ -85,7 +93,9 @@ def scene_of(trial: Trial) -> Scene:
     if launcher == "kubernetes":
         return Scene("pod", "kubectl", model=model)
     if name or runtime or launcher in _CONTAINER_LAUNCHERS or trial.of_role("container_inspect"):
-        return Scene("container", runtime or _CONTAINER_LAUNCHERS.get(launcher, "docker"), container=name, model=model)
+        return Scene(
+            "container", runtime or _CONTAINER_LAUNCHERS.get(launcher, "docker"), container=name, model=model
+        )
     if launcher in _HOST_LAUNCHERS:
         return Scene("host", model=model)
     return Scene("unknown", model=model)

@@ -159,8 +159,9 @@ def mask_finds(scope: Scope, chosen: Iterable[MaskRule], timeout: float) -> list
     return finds
 
 
-def literal_finds(text: str, values: dict[str, str], before: frozenset[str], after: frozenset[str], rule: str,
-                  category: str) -> list[Find]:
+def literal_finds(
+    text: str, values: dict[str, str], before: frozenset[str], after: frozenset[str], rule: str, category: str
+) -> list[Find]:
     """Occurrences of values already known to be secret (or a site's name) anywhere in the text,
     not inside a longer word (`before`/`after`: characters that may not touch the value).
     Plain substring search: a handful of known values, searched fast, never backtracking."""
@@ -183,7 +184,9 @@ def resolve(text: str, secrets: list[Find], masks: list[Find], classifier: Class
         if merged and find.start < merged[-1].end:
             last = merged[-1]
             best = last if last.priority >= find.priority else find
-            merged[-1] = Find(last.start, max(last.end, find.end), best.rule, best.kind, best.priority, "secret")
+            merged[-1] = Find(
+                last.start, max(last.end, find.end), best.rule, best.kind, best.priority, "secret"
+            )
         else:
             merged.append(find)
     for index, find in enumerate(merged):

@@ -88,15 +88,21 @@ def prepare_out_dir(out: str, inputs: list[str], force: bool) -> Path:
             continue
         source = Path(given).expanduser().resolve()
         if source.is_dir() and _inside(target, source):
-            raise OutputError("out-inside-input", f"--out {out} is inside the input {given}", "write the copy elsewhere")
+            raise OutputError(
+                "out-inside-input", f"--out {out} is inside the input {given}", "write the copy elsewhere"
+            )
         if _inside(source, target):
             raise OutputError(
-                "input-inside-out", f"the input {given} is inside --out {out}", "choose an output folder outside the input"
+                "input-inside-out",
+                f"the input {given} is inside --out {out}",
+                "choose an output folder outside the input",
             )
     if target.exists() and not target.is_dir():
         raise OutputError("out-not-a-folder", f"--out {out} exists and is not a folder")
     if target.is_dir() and any(target.iterdir()) and not force:
-        raise OutputError("out-not-empty", f"--out {out} is not empty", "choose an empty or new folder, or pass --force")
+        raise OutputError(
+            "out-not-empty", f"--out {out} is not empty", "choose an empty or new folder, or pass --force"
+        )
     try:
         target.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

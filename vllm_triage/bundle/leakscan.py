@@ -96,11 +96,17 @@ class LeakScanner:
                     find.end += offset
                     finds.append(find)
             except TimeoutError:
-                finds.append(detect.Find(offset, offset + len(line), "unscannable-line", "unscannable-line", 0, "secret"))
+                finds.append(
+                    detect.Find(
+                        offset, offset + len(line), "unscannable-line", "unscannable-line", 0, "secret"
+                    )
+                )
             offset += len(line)
         return finds
 
 
-def scan_text(text: str, rules: RedactRules | None = None, known: Iterable[str] = (), file: str = "") -> list[Leak]:
+def scan_text(
+    text: str, rules: RedactRules | None = None, known: Iterable[str] = (), file: str = ""
+) -> list[Leak]:
     """Convenience for one string (report rendering checks its own output with this)."""
     return LeakScanner(rules, known).scan_text(text, file)

@@ -42,8 +42,12 @@ def _pairs(table: Mapping[str, object]) -> list[str]:
     return [f"{key} = {_value(value)}" for key, value in table.items() if value is not None]
 
 
-def dumps(run: Mapping[str, object], files: list[Mapping[str, object]], steps: list[Mapping[str, object]],
-          header: str = "") -> str:
+def dumps(
+    run: Mapping[str, object],
+    files: list[Mapping[str, object]],
+    steps: list[Mapping[str, object]],
+    header: str = "",
+) -> str:
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]
     if lines:
         lines.append("")

@@ -19,9 +19,16 @@ from vllm_triage.provenance import Provenance
 _COMMENTED_ROLES = ("launch_command", "environment", "request")
 # A file nothing recognised (a placeholder is no artefact) is placed by its name.
 _NAME_HINTS = (
-    ("collect_env", "collect_env"), ("collect-env", "collect_env"), ("nvidia", "nvidia_smi"),
-    ("inspect", "container_inspect"), ("command", "launch_command"), ("launch", "launch_command"),
-    ("compose", "launch_command"), ("request", "request"), ("curl", "request"), ("env", "environment"),
+    ("collect_env", "collect_env"),
+    ("collect-env", "collect_env"),
+    ("nvidia", "nvidia_smi"),
+    ("inspect", "container_inspect"),
+    ("command", "launch_command"),
+    ("launch", "launch_command"),
+    ("compose", "launch_command"),
+    ("request", "request"),
+    ("curl", "request"),
+    ("env", "environment"),
     ("log", "vllm_log"),
 )
 MAX_LINE_SHOWN = 160
@@ -41,8 +48,13 @@ class PlaceholderHit:
         return Provenance(self.file, self.line)
 
     def to_json(self) -> dict:
-        return {"placeholder": self.placeholder, "role": self.role, "file": self.file, "line": self.line,
-                "text": self.text}
+        return {
+            "placeholder": self.placeholder,
+            "role": self.role,
+            "file": self.file,
+            "line": self.line,
+            "text": self.text,
+        }
 
 
 def role_for(name: str, role: str | None) -> str:
@@ -71,6 +83,8 @@ def find_placeholders(trial: Trial, data: ChecklistData) -> list[PlaceholderHit]
                     shown = line.strip()
                     if len(shown) > MAX_LINE_SHOWN:
                         shown = shown[: MAX_LINE_SHOWN - 1] + "…"
-                    hits.append(PlaceholderHit(placeholder.id, placeholder.explain, role, source.name, number, shown))
+                    hits.append(
+                        PlaceholderHit(placeholder.id, placeholder.explain, role, source.name, number, shown)
+                    )
                     break  # one hit per line is enough evidence
     return hits

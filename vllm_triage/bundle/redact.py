@@ -56,8 +56,12 @@ class Redaction:
 
     def to_json(self) -> dict:
         return {
-            "category": self.category, "kind": self.kind, "rule": self.rule, "file": self.file,
-            "line": self.line, "placeholder": self.placeholder,
+            "category": self.category,
+            "kind": self.kind,
+            "rule": self.rule,
+            "file": self.file,
+            "line": self.line,
+            "placeholder": self.placeholder,
         }
 
 
@@ -89,7 +93,9 @@ class Redactor:
         if unknown:
             raise RuleError(f"--disable: no redaction rule named {', '.join(sorted(unknown))}")
         self._secret_rules = [r for r in self.rules.secrets if r.id not in self.disabled]
-        self._mask_rules = [r for r in self.rules.masks if masks.enabled(r.kind) and r.id not in self.disabled]
+        self._mask_rules = [
+            r for r in self.rules.masks if masks.enabled(r.kind) and r.id not in self.disabled
+        ]
         self._sweeping_masks = {r.id for r in self._mask_rules if r.sweep}
         self._classifier = Classifier(self.rules)
         self._placeholder_of: dict[str, str] = {}
@@ -187,7 +193,9 @@ class Redactor:
         masks = detect.mask_finds(scope, self._mask_rules, timeout)
         if sweep:
             secrets += detect.literal_finds(text, self._sweep_secrets, _WORD, _WORD, "known-secret", "secret")
-            masks += detect.literal_finds(text, self._sweep_hosts, _HOST_BEFORE, _HOST_AFTER, "known-host", "mask")
+            masks += detect.literal_finds(
+                text, self._sweep_hosts, _HOST_BEFORE, _HOST_AFTER, "known-host", "mask"
+            )
         return detect.resolve(text, secrets, masks, self._classifier)
 
     def _finds_by_line(self, text: str, sweep: bool) -> list[Find]:
@@ -199,11 +207,21 @@ class Redactor:
             body = line.rstrip("\r\n")
             try:
                 for find in self._finds_in(body, sweep, detect.LINE_TIMEOUT_S):
-                    finds.append(Find(find.start + offset, find.end + offset, find.rule, find.kind,
-                                      find.priority, find.category))
+                    finds.append(
+                        Find(
+                            find.start + offset,
+                            find.end + offset,
+                            find.rule,
+                            find.kind,
+                            find.priority,
+                            find.category,
+                        )
+                    )
             except TimeoutError:
                 if body:
-                    finds.append(Find(offset, offset + len(body), "unscanned-line", "unscanned-line", 0, "secret"))
+                    finds.append(
+                        Find(offset, offset + len(body), "unscanned-line", "unscanned-line", 0, "secret")
+                    )
             offset += len(line)
         return finds
 

@@ -82,14 +82,18 @@ class RedactionResult:
                 "distinct_secrets": sum(p["category"] == "secret" for p in pseudonyms),
                 "masks": sum(c for (cat, _), c in by_kind.items() if cat == "mask"),
                 "by_kind": [
-                    {"category": cat, "kind": kind, "count": count} for (cat, kind), count in sorted(by_kind.items())
+                    {"category": cat, "kind": kind, "count": count}
+                    for (cat, kind), count in sorted(by_kind.items())
                 ],
             },
             "files": [f.to_json() for f in self.files],
             "redactions": [r.to_json() for r in self.redactor.redactions],
             "redactions_not_listed": self.redactor.unrecorded,
             "pseudonyms": pseudonyms,
-            "leak_scan": {"status": "pass" if self.clean else "fail", "leaks": [leak.to_json() for leak in self.leaks]},
+            "leak_scan": {
+                "status": "pass" if self.clean else "fail",
+                "leaks": [leak.to_json() for leak in self.leaks],
+            },
         }
 
 
@@ -130,10 +134,14 @@ def redact_bundle(
 
 def _write(item: BundleFile, out_root: Path, redactor: Redactor, drop_binary: bool) -> FileOutcome:
     if item.rel is None:
-        return FileOutcome(item.source.name, "skipped-unsafe-path", note="absolute or `..` member name: not written")
+        return FileOutcome(
+            item.source.name, "skipped-unsafe-path", note="absolute or `..` member name: not written"
+        )
     name = item.rel.as_posix()
     if name == REPORT_NAME:
-        return FileOutcome(name, "superseded", note="the input's own redaction report is replaced by this run's")
+        return FileOutcome(
+            name, "superseded", note="the input's own redaction report is replaced by this run's"
+        )
     dest = out_root / item.rel
     if item.kind == "binary" and drop_binary:
         return FileOutcome(name, "binary-dropped", note="binary: not copied (--drop-binary)")
@@ -141,7 +149,9 @@ def _write(item: BundleFile, out_root: Path, redactor: Redactor, drop_binary: bo
     if item.kind != "text":
         _copy_as_is(item, dest)
         if item.kind == "binary":
-            return FileOutcome(name, "binary-copied", note="binary: copied without redaction; review it before sharing")
+            return FileOutcome(
+                name, "binary-copied", note="binary: copied without redaction; review it before sharing"
+            )
         return FileOutcome(name, "empty")
     before = Counter({(cat, kind): n for (f, cat, kind), n in redactor.counts.items() if f == name})
     with item.source.open() as stream, _open_output(dest, item.gzipped) as sink:
@@ -151,7 +161,9 @@ def _write(item: BundleFile, out_root: Path, redactor: Redactor, drop_binary: bo
     added = after - before
     secrets = sum(n for (cat, _), n in added.items() if cat == "secret")
     masked = sum(n for (cat, _), n in added.items() if cat == "mask")
-    note = "" if (item.encoding or "utf-8").startswith("utf-8") else f"re-encoded from {item.encoding} to UTF-8"
+    note = (
+        "" if (item.encoding or "utf-8").startswith("utf-8") else f"re-encoded from {item.encoding} to UTF-8"
+    )
     status = "redacted" if secrets or masked else "unchanged"
     return FileOutcome(name, status, secrets, masked, note)
 

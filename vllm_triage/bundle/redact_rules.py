@@ -26,12 +26,31 @@ MASK_FLAGS = {"host": "hosts", "ip": "ips", "user": "users", "email": "users"}
 REGEX_FLAGS = regex.MULTILINE | regex.VERSION0
 
 _SECRET_KEYS = {
-    "id", "kind", "pattern", "shape", "gate", "priority", "multiline", "leak", "hints", "description",
-    "must_match", "must_not_match",
+    "id",
+    "kind",
+    "pattern",
+    "shape",
+    "gate",
+    "priority",
+    "multiline",
+    "leak",
+    "hints",
+    "description",
+    "must_match",
+    "must_not_match",
 }
 _MASK_KEYS = {
-    "id", "kind", "pattern", "keep", "keep_pattern", "sweep", "priority", "hints", "description",
-    "must_match", "must_not_match",
+    "id",
+    "kind",
+    "pattern",
+    "keep",
+    "keep_pattern",
+    "sweep",
+    "priority",
+    "hints",
+    "description",
+    "must_match",
+    "must_not_match",
 }
 _CAMEL_HUMP = regex.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = regex.compile(r"[-_.\s/]+")
@@ -183,14 +202,14 @@ def _secret_from_table(table: dict, file: str) -> SecretRule:
     pattern = _compiled_or_fail(table.get("pattern"), file, rule_id)
     gate = table.get("gate", "")
     if gate not in ("", "name"):
-        raise _fail(file, rule_id, "gate must be \"name\" or absent")
+        raise _fail(file, rule_id, 'gate must be "name" or absent')
     if gate and "name" not in regex.compile(pattern, REGEX_FLAGS).groupindex:
-        raise _fail(file, rule_id, "gate = \"name\" needs a (?P<name>…) group")
+        raise _fail(file, rule_id, 'gate = "name" needs a (?P<name>…) group')
     kind = table.get("kind")
     if not isinstance(kind, str) or not kind:
         raise _fail(file, rule_id, "missing 'kind'")
     if kind == "auto" and not gate:
-        raise _fail(file, rule_id, "kind = \"auto\" needs gate = \"name\"")
+        raise _fail(file, rule_id, 'kind = "auto" needs gate = "name"')
     if not table.get("must_match"):
         raise _fail(file, rule_id, "needs at least one example in 'must_match'")
     return SecretRule(

@@ -28,8 +28,25 @@ MAX_ARTEFACT_CHARS = 60_000  # a pasted artefact longer than this is cut (GitHub
 MAX_ENV = 60
 # Variables every shell has: they say nothing about the run and only lengthen the report.
 _ENV_NOISE = {
-    "PATH", "HOME", "HOSTNAME", "PWD", "OLDPWD", "SHLVL", "TERM", "LS_COLORS", "LANG", "LC_ALL", "SHELL",
-    "USER", "LOGNAME", "MAIL", "_", "LESSOPEN", "LESSCLOSE", "DEBIAN_FRONTEND", "NVARCH",
+    "PATH",
+    "HOME",
+    "HOSTNAME",
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "TERM",
+    "LS_COLORS",
+    "LANG",
+    "LC_ALL",
+    "SHELL",
+    "USER",
+    "LOGNAME",
+    "MAIL",
+    "_",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "DEBIAN_FRONTEND",
+    "NVARCH",
 }
 # (label, fingerprint names tried in order)
 _ENVIRONMENT_ROWS = (
@@ -52,7 +69,7 @@ def short(file: str | None, trial: Trial) -> str:
     text = str(file)
     for prefix in (trial.path.rstrip("/") + "/", trial.path + "!"):
         if trial.path not in ("-", "") and text.startswith(prefix):
-            return text[len(prefix):]
+            return text[len(prefix) :]
     if "!" in text:
         return text.split("!", 1)[1]
     return PurePosixPath(text).name if text.startswith("/") else text
@@ -79,14 +96,23 @@ def _environment(trial: Trial, spoiled: set[str]) -> dict[str, Any]:
     fp = trial.fingerprint
     rows = []
     for label, names in _ENVIRONMENT_ROWS:
-        found = next((fp.get(n) for n in names if fp.get(n) is not None and fp.get(n).value not in (None, "")), None)
+        found = next(
+            (fp.get(n) for n in names if fp.get(n) is not None and fp.get(n).value not in (None, "")), None
+        )
         if found is not None:
-            rows.append({"label": label, "value": str(found.value), "where": _where(found.source.to_json(), trial)})
+            rows.append(
+                {"label": label, "value": str(found.value), "where": _where(found.source.to_json(), trial)}
+            )
     driver = views.host_driver(fp)
     if driver is not None:
         scope, found = driver
-        rows.append({"label": "NVIDIA driver", "value": f"{found.value} ({scope} view)",
-                     "where": _where(found.source.to_json(), trial)})
+        rows.append(
+            {
+                "label": "NVIDIA driver",
+                "value": f"{found.value} ({scope} view)",
+                "where": _where(found.source.to_json(), trial),
+            }
+        )
     gpus = _gpus(fp)
     if gpus:
         rows.append({"label": "GPUs", **gpus, "where": _where(gpus.pop("source"), trial)})
@@ -114,13 +140,19 @@ def _command(trial: Trial, spoiled: set[str]) -> dict[str, Any] | None:
     fp = trial.fingerprint
     entry, cmd = fp.get("container.entrypoint"), fp.get("container.cmd")
     if cmd is not None or entry is not None:
-        words = [*(entry.value if entry and isinstance(entry.value, list) else []),
-                 *(cmd.value if cmd and isinstance(cmd.value, list) else [])]
+        words = [
+            *(entry.value if entry and isinstance(entry.value, list) else []),
+            *(cmd.value if cmd and isinstance(cmd.value, list) else []),
+        ]
         if words:
             import shlex
 
-            return {"file": _where((cmd or entry).source.to_json(), trial), "text": shlex.join(str(w) for w in words),
-                    "cut": False, "how": "what the container ran (docker inspect Path and Args)"}
+            return {
+                "file": _where((cmd or entry).source.to_json(), trial),
+                "text": shlex.join(str(w) for w in words),
+                "cut": False,
+                "how": "what the container ran (docker inspect Path and Args)",
+            }
     return None
 
 
@@ -142,27 +174,48 @@ def _first_error(trial: Trial) -> dict[str, Any] | None:
     if fe is None:
         return None
     return {
-        "where": _where(fe, trial), "file": short(fe.get("file"), trial), "line": fe.get("line"),
-        "text": fe.get("text"), "message": fe.get("message"), "category": fe.get("category"), "rule": fe.get("rule"),
-        "kind": fe.get("kind"), "process": fe.get("process"), "timestamp": fe.get("timestamp"),
-        "block": fe.get("block"), "block_lines": fe.get("block_lines") or [fe.get("text")],
-        "explain": fe.get("explain") or "", "advice": fe.get("advice") or "",
+        "where": _where(fe, trial),
+        "file": short(fe.get("file"), trial),
+        "line": fe.get("line"),
+        "text": fe.get("text"),
+        "message": fe.get("message"),
+        "category": fe.get("category"),
+        "rule": fe.get("rule"),
+        "kind": fe.get("kind"),
+        "process": fe.get("process"),
+        "timestamp": fe.get("timestamp"),
+        "block": fe.get("block"),
+        "block_lines": fe.get("block_lines") or [fe.get("text")],
+        "explain": fe.get("explain") or "",
+        "advice": fe.get("advice") or "",
     }
 
 
 def run_section(trial: Trial, number: int, spoiled: set[str]) -> dict[str, Any]:
     triage = trial.triage or {}
     request = _usable(trial, "request", spoiled)
-    milestones = [{"marker": m["marker"], "phase": m["phase"], "where": _where(m, trial)}
-                  for m in triage.get("milestones", [])]
+    milestones = [
+        {"marker": m["marker"], "phase": m["phase"], "where": _where(m, trial)}
+        for m in triage.get("milestones", [])
+    ]
     # The root-cause finding repeats the first error's explanation, shown with the error itself.
-    findings = [f for f in triage.get("findings", []) if f.get("severity") in ("error", "warning")
-                and not str(f.get("id", "")).startswith(("root-cause.", "hang", "only-consequence"))]
+    findings = [
+        f
+        for f in triage.get("findings", [])
+        if f.get("severity") in ("error", "warning")
+        and not str(f.get("id", "")).startswith(("root-cause.", "hang", "only-consequence"))
+    ]
     fe = triage.get("first_error") or {}
     block = fe.get("block") or {}
     # A consequence inside the first error block (its own headline) is part of the block shown.
-    consequences = [c for c in triage.get("consequences", [])
-                    if not (c.get("file") == fe.get("file") and block.get("start", 0) <= c.get("line", 0) <= block.get("end", -1))]
+    consequences = [
+        c
+        for c in triage.get("consequences", [])
+        if not (
+            c.get("file") == fe.get("file")
+            and block.get("start", 0) <= c.get("line", 0) <= block.get("end", -1)
+        )
+    ]
     return {
         "number": number,
         "label": trial.label,
@@ -178,10 +231,19 @@ def run_section(trial: Trial, number: int, spoiled: set[str]) -> dict[str, Any]:
         "last_milestone": triage.get("last_milestone"),
         "first_missing_milestone": triage.get("first_missing_milestone"),
         "first_error": _first_error(trial),
-        "consequences": [{"where": _where(c, trial), "text": c.get("text", "")[:300], "count": c.get("count", 1),
-                          "rule": c.get("rule")} for c in consequences[:MAX_CONSEQUENCES]],
-        "findings": [{"id": f["id"], "severity": f["severity"], "message": f["message"], "advice": f.get("advice", "")}
-                     for f in findings[:MAX_FINDINGS]],
+        "consequences": [
+            {
+                "where": _where(c, trial),
+                "text": c.get("text", "")[:300],
+                "count": c.get("count", 1),
+                "rule": c.get("rule"),
+            }
+            for c in consequences[:MAX_CONSEQUENCES]
+        ],
+        "findings": [
+            {"id": f["id"], "severity": f["severity"], "message": f["message"], "advice": f.get("advice", "")}
+            for f in findings[:MAX_FINDINGS]
+        ],
         "environment": _environment(trial, spoiled),
         "command": _command(trial, spoiled),
         "env": _env_vars(trial),
@@ -203,27 +265,45 @@ def _tried(trials: list[Trial], series: dict[str, Any] | None) -> dict[str, Any]
     rows = []
     for index, trial_data in enumerate(series["trials"]):
         step = series["steps"][index - 1] if index > 0 else None
-        changed = [c["label"] for c in step["changes"]] + [f"drift: {d['id']}" for d in step["drift"]] if step else []
+        changed = (
+            [c["label"] for c in step["changes"]] + [f"drift: {d['id']}" for d in step["drift"]]
+            if step
+            else []
+        )
         values = []
         if step:
             for change in step["changes"]:
                 for knob in change["knobs"][:2]:
                     a = knob["a"]["value"] if knob.get("a") else None
                     b = knob["b"]["value"] if knob.get("b") else None
-                    values.append(f"{knob_label(knob['name'])}: {a if a is not None else '(not set)'} → "
-                                  f"{b if b is not None else '(not set)'}")
+                    values.append(
+                        f"{knob_label(knob['name'])}: {a if a is not None else '(not set)'} → "
+                        f"{b if b is not None else '(not set)'}"
+                    )
             values += [f"drift ({d['id']}): {d['message']}" for d in step["drift"]]
         outcome = trial_data["outcome"]
         fe = outcome.get("first_error")
-        rows.append({
-            "trial": index + 1, "label": trial_data["label"], "changed": changed, "values": values,
-            "verdict": step["verdict"] if step else None,
-            "outcome": ("passed" if trial_data["passed"] else "no failure") if not fe
-            else f"{outcome['phase']} — {fe.get('category')}",
-            "failed": bool(fe),
-        })
-    return {"rows": rows, "confounded_steps": series["confounded_steps"],
-            "repeats": [{"trials": r["trials"], "verdict": r["verdict"], "message": r["message"]} for r in series["repeats"]]}
+        rows.append(
+            {
+                "trial": index + 1,
+                "label": trial_data["label"],
+                "changed": changed,
+                "values": values,
+                "verdict": step["verdict"] if step else None,
+                "outcome": ("passed" if trial_data["passed"] else "no failure")
+                if not fe
+                else f"{outcome['phase']} — {fe.get('category')}",
+                "failed": bool(fe),
+            }
+        )
+    return {
+        "rows": rows,
+        "confounded_steps": series["confounded_steps"],
+        "repeats": [
+            {"trials": r["trials"], "verdict": r["verdict"], "message": r["message"]}
+            for r in series["repeats"]
+        ],
+    }
 
 
 def build_report(trials: list[Trial], rule_dirs: list[str] | None = None) -> dict[str, Any]:
@@ -237,7 +317,9 @@ def build_report(trials: list[Trial], rule_dirs: list[str] | None = None) -> dic
     for number, trial in enumerate(trials, 1):
         spoiled = {h.file for h in find_placeholders(trial, data)}
         runs.append(run_section(trial, number, spoiled))
-    series = series_runs([t.run for t in trials], load_compare(rule_dirs)).to_json() if len(trials) > 1 else None
+    series = (
+        series_runs([t.run for t in trials], load_compare(rule_dirs)).to_json() if len(trials) > 1 else None
+    )
     checklist = run_checklist(trials, rule_dirs).to_json()
     primary = _primary(runs)
     return {
@@ -250,8 +332,10 @@ def build_report(trials: list[Trial], rule_dirs: list[str] | None = None) -> dic
         "checklist": {
             "complete": checklist["complete"],
             "summary": checklist["summary"],
-            "items": [{"id": i["id"], "title": i["title"], "status": i["status"], "message": i["message"]}
-                      for i in checklist["items"]],
+            "items": [
+                {"id": i["id"], "title": i["title"], "status": i["status"], "message": i["message"]}
+                for i in checklist["items"]
+            ],
         },
         "redaction": {"enabled": False},
     }

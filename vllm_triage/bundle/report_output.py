@@ -22,8 +22,11 @@ def _check_output(output: str, inputs: list[str]) -> Path:
             continue
         source = Path(given).expanduser().resolve()
         if source == target or (source.is_dir() and source in target.parents):
-            raise OutputError("out-inside-input", f"-o {output} would write into the input {given}",
-                              "write the report outside the bundle")
+            raise OutputError(
+                "out-inside-input",
+                f"-o {output} would write into the input {given}",
+                "write the report outside the bundle",
+            )
     if target.is_dir():
         raise OutputError("out-is-a-folder", f"-o {output} is a folder", "name a file")
     if not target.parent.is_dir():
@@ -47,8 +50,14 @@ def _write(target: Path, text: str) -> None:
         raise OutputError("out-unwritable", f"cannot write {target}: {exc.strerror or exc}") from exc
 
 
-def make_report(paths: list[str], fmt: str, *, redact: bool = True, rule_dirs: list[str] | None = None,
-                stdin: BinaryIO | None = None) -> str:
+def make_report(
+    paths: list[str],
+    fmt: str,
+    *,
+    redact: bool = True,
+    rule_dirs: list[str] | None = None,
+    stdin: BinaryIO | None = None,
+) -> str:
     """The rendered report; LeakError when redaction left something secret-looking in it."""
     trials = load_trials(paths, rule_dirs, stdin)
     data = build_report(trials, rule_dirs)
@@ -60,8 +69,15 @@ def make_report(paths: list[str], fmt: str, *, redact: bool = True, rule_dirs: l
     return text
 
 
-def write_report(paths: list[str], fmt: str, output: str | None, *, redact: bool = True,
-                 rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> str:
+def write_report(
+    paths: list[str],
+    fmt: str,
+    output: str | None,
+    *,
+    redact: bool = True,
+    rule_dirs: list[str] | None = None,
+    stdin: BinaryIO | None = None,
+) -> str:
     target = _check_output(output, paths) if output else None
     text = make_report(paths, fmt, redact=redact, rule_dirs=rule_dirs, stdin=stdin)
     if target is not None:

@@ -66,8 +66,10 @@ def redact_report(report: dict[str, Any], trials: list[Trial]) -> tuple[dict[str
         "enabled": True,
         "replaced": sum(kinds.values()),
         "by_kind": [{"kind": kind, "count": count} for kind, count in sorted(kinds.items())],
-        "pseudonyms": [{"placeholder": p["placeholder"], "kind": p["kind"], "occurrences": p["occurrences"]}
-                       for p in redactor.pseudonyms()],
+        "pseudonyms": [
+            {"placeholder": p["placeholder"], "kind": p["kind"], "occurrences": p["occurrences"]}
+            for p in redactor.pseudonyms()
+        ],
     }
     return clean, redactor
 
@@ -98,5 +100,8 @@ def leak_scan(report: dict[str, Any], text: str, fmt: str, redactor: Redactor) -
 def refuse_leaks(leaks: list[Leak], name: str) -> None:
     if leaks:
         shown = "; ".join(f"{leak.file}:{leak.line}: {leak.kind} (rule {leak.rule})" for leak in leaks[:3])
-        raise LeakError(f"the {name} report still holds {len(leaks)} secret-looking value(s) after redaction "
-                        f"({shown}); nothing was written", "report an issue with vllm-triage; do not share the bundle as is")
+        raise LeakError(
+            f"the {name} report still holds {len(leaks)} secret-looking value(s) after redaction "
+            f"({shown}); nothing was written",
+            "report an issue with vllm-triage; do not share the bundle as is",
+        )

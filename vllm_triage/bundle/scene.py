@@ -75,11 +75,17 @@ def collect(request: Request, host: Host | None = None) -> CollectResult:
         run.update(_pod_steps(collector, request.pod, request.namespace))
     if request.launch:
         collector.record(
-            "launch-command", "recorded from the arguments after --, not run", "launch-command.sh", "launch_command",
+            "launch-command",
+            "recorded from the arguments after --, not run",
+            "launch-command.sh",
+            "launch_command",
             f"# recorded by vllm-triage collect at {_utc(captured)} (not run)\n{shlex.join(request.launch)}\n",
         )
     collector.record(
-        "environment", "recorded from the environment collect ran in", "environment.env", "environment",
+        "environment",
+        "recorded from the environment collect ran in",
+        "environment.env",
+        "environment",
         "".join(f"{name}={value}\n" for name, value in sorted(host.environ.items())),
     )
     target = request.container or request.pod or "host"
@@ -101,47 +107,82 @@ def _host_steps(collector: Collector, host: Host) -> None:
         ("host.nvidia-smi-q", ["nvidia-smi", "-q"], "host/nvidia-smi-q.txt"),
     ):
         collector.run(name, argv, output, "nvidia_smi.host", keep_failed_output=True)
-    collector.read("host.driver-version", host.proc_driver_version, "host/proc-driver-nvidia-version.txt",
-                   "nvidia_smi.host")
+    collector.read(
+        "host.driver-version",
+        host.proc_driver_version,
+        "host/proc-driver-nvidia-version.txt",
+        "nvidia_smi.host",
+    )
 
 
 def _container_steps(collector: Collector, host: Host, container: str, runtime: str | None) -> dict:
     chosen = runtime or ("docker" if host.which("docker") or not host.which("podman") else "podman")
-    inspect = collector.run("container.inspect", [chosen, "inspect", container], "container/inspect.json",
-                            "container_inspect")
+    inspect = collector.run(
+        "container.inspect", [chosen, "inspect", container], "container/inspect.json", "container_inspect"
+    )
     details = _first_json_object(collector.root / "container/inspect.json") if inspect.status == "ok" else {}
     # The image ID (not the tag) names what actually ran: the tag may point elsewhere since.
     image = details.get("Image") or (details.get("Config") or {}).get("Image") or details.get("ImageName")
     if image:
-        collector.run("container.image-inspect", [chosen, "image", "inspect", str(image)],
-                      "container/image-inspect.json", "container_inspect")
+        collector.run(
+            "container.image-inspect",
+            [chosen, "image", "inspect", str(image)],
+            "container/image-inspect.json",
+            "container_inspect",
+        )
     else:
         status = "missing" if inspect.status == "missing" else "failed"
         reason = inspect.reason if status == "missing" else f"no image known: `{inspect.command}` gave none"
-        collector.result.steps.append(Step("container.image-inspect", f"{chosen} image inspect", status, None, 0.0, reason))
-    collector.run("container.nvidia-smi", [chosen, "exec", container, "nvidia-smi"], "container/nvidia-smi.txt",
-                  "nvidia_smi.container", keep_failed_output=True)
-    collector.run_with_fallback("container.collect-env", [[chosen, "exec", container, *c] for c in COLLECT_ENV_COMMANDS],
-                                "container/collect-env.txt", "collect_env")
-    collector.run("container.logs", [chosen, "logs", "-t", container], "container/vllm.log", "vllm_log",
-                  merge_stderr=True)
+        collector.result.steps.append(
+            Step("container.image-inspect", f"{chosen} image inspect", status, None, 0.0, reason)
+        )
+    collector.run(
+        "container.nvidia-smi",
+        [chosen, "exec", container, "nvidia-smi"],
+        "container/nvidia-smi.txt",
+        "nvidia_smi.container",
+        keep_failed_output=True,
+    )
+    collector.run_with_fallback(
+        "container.collect-env",
+        [[chosen, "exec", container, *c] for c in COLLECT_ENV_COMMANDS],
+        "container/collect-env.txt",
+        "collect_env",
+    )
+    collector.run(
+        "container.logs",
+        [chosen, "logs", "-t", container],
+        "container/vllm.log",
+        "vllm_log",
+        merge_stderr=True,
+    )
     state = details.get("State") or {}
     return {"container": container, "runtime": chosen, "started": state.get("StartedAt") or None}
 
 
 def _pod_steps(collector: Collector, pod: str, namespace: str | None) -> dict:
     ns = ["-n", namespace] if namespace else []
-    got = collector.run("pod.get", ["kubectl", "get", "pod", pod, *ns, "-o", "json"], "pod/pod.json",
-                        "container_inspect")
+    got = collector.run(
+        "pod.get", ["kubectl", "get", "pod", pod, *ns, "-o", "json"], "pod/pod.json", "container_inspect"
+    )
     collector.run("pod.describe", ["kubectl", "describe", "pod", pod, *ns], "pod/describe.txt", "unknown")
     logs = ["kubectl", "logs", pod, *ns, "--timestamps", "--all-containers"]
     collector.run("pod.logs", logs, "pod/vllm.log", "vllm_log")
     # A pod that crash-looped holds the failure in the previous container's log, not the current one.
     collector.run("pod.logs-previous", [*logs, "--previous"], "pod/vllm-previous.log", "vllm_log")
-    collector.run("pod.nvidia-smi", ["kubectl", "exec", pod, *ns, "--", "nvidia-smi"], "pod/nvidia-smi.txt",
-                  "nvidia_smi.container", keep_failed_output=True)
-    collector.run_with_fallback("pod.collect-env", [["kubectl", "exec", pod, *ns, "--", *c] for c in COLLECT_ENV_COMMANDS],
-                                "pod/collect-env.txt", "collect_env")
+    collector.run(
+        "pod.nvidia-smi",
+        ["kubectl", "exec", pod, *ns, "--", "nvidia-smi"],
+        "pod/nvidia-smi.txt",
+        "nvidia_smi.container",
+        keep_failed_output=True,
+    )
+    collector.run_with_fallback(
+        "pod.collect-env",
+        [["kubectl", "exec", pod, *ns, "--", *c] for c in COLLECT_ENV_COMMANDS],
+        "pod/collect-env.txt",
+        "collect_env",
+    )
     details = _first_json_object(collector.root / "pod/pod.json") if got.status == "ok" else {}
     spec, status = details.get("spec") or {}, details.get("status") or {}
     run = {"pod": pod, "namespace": namespace, "started": status.get("startTime") or None}

@@ -158,7 +158,9 @@ def _fill_run(trial: Trial) -> None:
         run.label = trial.label = str(label.value)
 
 
-def load_trials(paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> list[Trial]:
+def load_trials(
+    paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None
+) -> list[Trial]:
     """The trials named: several paths in order, or the trial folders of one series folder
     (ordered by their recorded start, as `series` orders them)."""
     from vllm_triage.compare.series import trial_paths

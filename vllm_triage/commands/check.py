@@ -15,8 +15,13 @@ EPILOG = (
 @click.command("check", epilog=EPILOG)
 @click.argument("bundles", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(),
-              help="Extra rule directory (repeatable): log rules and compare data.")
+@click.option(
+    "--rules",
+    "rule_dirs",
+    multiple=True,
+    type=click.Path(),
+    help="Extra rule directory (repeatable): log rules and compare data.",
+)
 def command(bundles: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """Is the bundle ready to file upstream? Each checklist item is pass, fail or missing, with its
     evidence (file:line) or what to collect and the exact command to collect it: image digest, vLLM

@@ -13,12 +13,21 @@ EPILOG = (
 
 
 @click.command("collect", epilog=EPILOG)
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write the bundle into.")
-@click.option("--container", help="Docker/podman container that ran vLLM (inspect, image, nvidia-smi, collect-env, logs).")
+@click.option(
+    "--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write the bundle into."
+)
+@click.option(
+    "--container",
+    help="Docker/podman container that ran vLLM (inspect, image, nvidia-smi, collect-env, logs).",
+)
 @click.option("--pod", help="Kubernetes pod that ran vLLM (the same through kubectl).")
 @click.option("--namespace", help="Namespace of --pod.")
-@click.option("--runtime", type=click.Choice(["docker", "podman"]), help="Container CLI (default: docker, else podman).")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per step.")
+@click.option(
+    "--runtime", type=click.Choice(["docker", "podman"]), help="Container CLI (default: docker, else podman)."
+)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per step."
+)
 @click.option("--label", help="Name of this run/trial in the manifest (default: target and time).")
 @click.option("--force", is_flag=True, help="Write into a non-empty --out.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

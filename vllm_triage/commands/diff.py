@@ -16,9 +16,16 @@ EXIT_CODES = (
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True)
-@click.option("--show-noise", is_flag=True, help="Also list the noise, explicit defaults and one-sided values left out.")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(),
-              help="Extra rule directory (repeatable): log rules, and compare data (noise, knob groups, defaults).")
+@click.option(
+    "--show-noise", is_flag=True, help="Also list the noise, explicit defaults and one-sided values left out."
+)
+@click.option(
+    "--rules",
+    "rule_dirs",
+    multiple=True,
+    type=click.Path(),
+    help="Extra rule directory (repeatable): log rules, and compare data (noise, knob groups, defaults).",
+)
 def command(run_a: str, run_b: str, fmt: str, show_noise: bool, rule_dirs: tuple[str, ...]) -> None:
     """Compare two runs: the knobs that changed (derived facts grouped under the knob that explains
     them), drift, the verdict (identical / one-variable / confounded) with the order to re-test in,

@@ -15,14 +15,34 @@ EPILOG = (
 
 @click.command("redact", epilog=EPILOG)
 @click.argument("bundle")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder for the redacted copy.")
-@click.option("--mask-hosts", is_flag=True, help="Also replace host names (inspect, prompts, NCCL, internal domains).")
-@click.option("--mask-ips", is_flag=True, help="Also replace IPv4/IPv6 addresses (loopback and 0.0.0.0 kept).")
-@click.option("--mask-users", is_flag=True, help="Also replace user names (home folders, prompts, USER=) and e-mails.")
-@click.option("--force", is_flag=True, help="Write into a non-empty --out (files there are overwritten, none deleted).")
-@click.option("--drop-binary", is_flag=True, help="Leave binary files out instead of copying them unredacted.")
-@click.option("--disable", "disabled", multiple=True, metavar="RULE", help="Skip a redaction rule by id (repeatable).")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(), help="Extra rule directory with [[secret]]/[[mask]] tables.")
+@click.option(
+    "--out", "out", required=True, type=click.Path(file_okay=False), help="Folder for the redacted copy."
+)
+@click.option(
+    "--mask-hosts", is_flag=True, help="Also replace host names (inspect, prompts, NCCL, internal domains)."
+)
+@click.option(
+    "--mask-ips", is_flag=True, help="Also replace IPv4/IPv6 addresses (loopback and 0.0.0.0 kept)."
+)
+@click.option(
+    "--mask-users", is_flag=True, help="Also replace user names (home folders, prompts, USER=) and e-mails."
+)
+@click.option(
+    "--force", is_flag=True, help="Write into a non-empty --out (files there are overwritten, none deleted)."
+)
+@click.option(
+    "--drop-binary", is_flag=True, help="Leave binary files out instead of copying them unredacted."
+)
+@click.option(
+    "--disable", "disabled", multiple=True, metavar="RULE", help="Skip a redaction rule by id (repeatable)."
+)
+@click.option(
+    "--rules",
+    "rule_dirs",
+    multiple=True,
+    type=click.Path(),
+    help="Extra rule directory with [[secret]]/[[mask]] tables.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def command(
     bundle: str,

@@ -15,14 +15,30 @@ EPILOG = (
 
 @click.command("report", epilog=EPILOG)
 @click.argument("bundles", nargs=-1, required=True)
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, writable=True),
-              help="Write the report to FILE (default: standard output).")
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the report to FILE (default: standard output).",
+)
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True)
-@click.option("--redact/--no-redact", default=True, show_default=True,
-              help="Replace secrets (tokens, keys, passwords…) with stable placeholders, then leak-scan the output.")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(),
-              help="Extra rule directory (repeatable): log rules and compare data.")
-def command(bundles: tuple[str, ...], output: str | None, fmt: str, redact: bool, rule_dirs: tuple[str, ...]) -> None:
+@click.option(
+    "--redact/--no-redact",
+    default=True,
+    show_default=True,
+    help="Replace secrets (tokens, keys, passwords…) with stable placeholders, then leak-scan the output.",
+)
+@click.option(
+    "--rules",
+    "rule_dirs",
+    multiple=True,
+    type=click.Path(),
+    help="Extra rule directory (repeatable): log rules and compare data.",
+)
+def command(
+    bundles: tuple[str, ...], output: str | None, fmt: str, redact: bool, rule_dirs: tuple[str, ...]
+) -> None:
     """Render the report to file upstream: Markdown in the shape of vLLM's bug-report form (your
     current environment; describe the bug: the minimal command, the request, the first error block
     with its traceback, what was tried one variable at a time), one self-contained HTML file with a
@@ -35,11 +51,16 @@ def command(bundles: tuple[str, ...], output: str | None, fmt: str, redact: bool
     from vllm_triage.bundle.report_output import write_report
     from vllm_triage.cli import _run
 
-    text = _run(lambda: write_report(list(bundles), fmt, output, redact=redact, rule_dirs=list(rule_dirs),
-                                     stdin=sys.stdin.buffer))
+    text = _run(
+        lambda: write_report(
+            list(bundles), fmt, output, redact=redact, rule_dirs=list(rule_dirs), stdin=sys.stdin.buffer
+        )
+    )
     if output is None:
         click.echo(text, nl=False)
     else:
         click.echo(f"vllm-triage: wrote {output}", err=True)
     if not redact:
-        click.echo("vllm-triage: the report is NOT redacted (--no-redact): review it before sharing", err=True)
+        click.echo(
+            "vllm-triage: the report is NOT redacted (--no-redact): review it before sharing", err=True
+        )

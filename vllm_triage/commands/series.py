@@ -15,8 +15,13 @@ EXIT_CODES = (
 @click.argument("trials", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True)
 @click.option("--show-noise", is_flag=True, help="Also list, per step, the noise left out.")
-@click.option("--rules", "rule_dirs", multiple=True, type=click.Path(),
-              help="Extra rule directory (repeatable): log rules, and compare data (noise, knob groups, defaults).")
+@click.option(
+    "--rules",
+    "rule_dirs",
+    multiple=True,
+    type=click.Path(),
+    help="Extra rule directory (repeatable): log rules, and compare data (noise, knob groups, defaults).",
+)
 def command(trials: tuple[str, ...], fmt: str, show_noise: bool, rule_dirs: tuple[str, ...]) -> None:
     """Judge trials in order: per step the knob(s) changed and the outcome, steps that changed more
     than one variable, repeats of one fingerprint (stable or intermittent), where the series broke

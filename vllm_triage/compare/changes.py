@@ -22,7 +22,9 @@ from vllm_triage.compare.values import Incomparable, comparable, shown
 from vllm_triage.fingerprint.values import canonical
 
 # A fingerprint knob no group claims is still a change, in a layer of its own after the others.
-_OTHER = KnobGroup(id="other", label="other knob", layer="other", knobs=("*",), per_name=True, absent_is_unset=True)
+_OTHER = KnobGroup(
+    id="other", label="other knob", layer="other", knobs=("*",), per_name=True, absent_is_unset=True
+)
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,12 @@ class Drift:
     values: list[ValueChange] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "message": self.message, "advice": self.advice,
-                "values": [v.to_json() for v in self.values]}
+        return {
+            "id": self.id,
+            "message": self.message,
+            "advice": self.advice,
+            "values": [v.to_json() for v in self.values],
+        }
 
 
 @dataclass(frozen=True)
@@ -112,8 +118,13 @@ class DefaultItem:
     default: Any
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "side": self.side, "value": self.entry.value, "source": self.entry.source,
-                "default": self.default}
+        return {
+            "name": self.name,
+            "side": self.side,
+            "value": self.entry.value,
+            "source": self.entry.source,
+            "default": self.default,
+        }
 
 
 @dataclass
@@ -129,7 +140,9 @@ class Comparison:
     @property
     def compared(self) -> int:
         """Values both runs recorded and that were compared (changed or not)."""
-        moved = sum(len(c.knobs) + len(c.derived) for c in self.changes) + sum(len(d.values) for d in self.drift)
+        moved = sum(len(c.knobs) + len(c.derived) for c in self.changes) + sum(
+            len(d.values) for d in self.drift
+        )
         return self.unchanged + moved
 
     @property
@@ -267,16 +280,27 @@ def _differ(name: str, a: Entry, b: Entry, data: CompareData) -> bool | None:
 def _inherited_env(run: Run, entries: dict[str, Entry]) -> set[str]:
     """env.* names the fingerprint's nccl-inherited finding points at (not set by the launch)."""
     evidence = {
-        (e.get("file"), e.get("line")) for f in run.findings("nccl-inherited") for e in f.get("evidence") or []
+        (e.get("file"), e.get("line"))
+        for f in run.findings("nccl-inherited")
+        for e in f.get("evidence") or []
     }
     return {
-        name for name, e in entries.items()
+        name
+        for name, e in entries.items()
         if name.startswith("env.") and (e.source.get("file"), e.source.get("line")) in evidence
     }
 
 
-def _screen(a: Run, b: Run, ea: dict[str, Entry], eb: dict[str, Entry], data: CompareData,
-            node_changed: bool, result: Comparison, inherited_drift: list[ValueChange]) -> list[str]:
+def _screen(
+    a: Run,
+    b: Run,
+    ea: dict[str, Entry],
+    eb: dict[str, Entry],
+    data: CompareData,
+    node_changed: bool,
+    result: Comparison,
+    inherited_drift: list[ValueChange],
+) -> list[str]:
     """Take out noise and inherited NCCL_* variables; return the names left to classify."""
     inherited = _inherited_env(a, ea) | _inherited_env(b, eb)
     kept: list[str] = []
@@ -345,7 +369,9 @@ def compare_runs(a: Run, b: Run, data: CompareData) -> Comparison:
         group = next((g for g in data.groups if g.id == change.group), _OTHER)
         change.knobs.sort(key=lambda v: _rank(v.name, group.knobs + group.stand_ins))
         change.derived.sort(key=lambda v: _rank(v.name, group.follows))
-    result.changes = sorted(changes, key=lambda c: (data.layer_order(c.layer), by_group.get(c.group, 99), c.id))
+    result.changes = sorted(
+        changes, key=lambda c: (data.layer_order(c.layer), by_group.get(c.group, 99), c.id)
+    )
     result.drift = _drift(drifted, inherited_drift, node_changed, ea, eb, data)
     return result
 
@@ -357,8 +383,14 @@ def _rank(name: str, patterns: tuple[str, ...]) -> tuple[int, str]:
 
 
 def _knob_changes(
-    names: list[str], roles: _Roles, a: Run, b: Run, ea: dict[str, Entry], eb: dict[str, Entry],
-    data: CompareData, result: Comparison,
+    names: list[str],
+    roles: _Roles,
+    a: Run,
+    b: Run,
+    ea: dict[str, Entry],
+    eb: dict[str, Entry],
+    data: CompareData,
+    result: Comparison,
 ) -> list[Change]:
     changes: dict[str, Change] = {}
     for name in names:
@@ -383,7 +415,9 @@ def _knob_changes(
         present = x if x is not None else y
         assert present is not None
         side, present_run, other_run, other_entries = ("a", a, b, eb) if x is not None else ("b", b, a, ea)
-        if not group.absent_is_unset or not _documents(other_run, other_entries, name, _role_of(present_run, present)):
+        if not group.absent_is_unset or not _documents(
+            other_run, other_entries, name, _role_of(present_run, present)
+        ):
             result.not_compared.append(ValueChange(name, x, y, f"only recorded in {side.upper()}"))
             continue
         known, default = default_for(name, other_run.vllm_version(), data)
@@ -398,8 +432,12 @@ def _knob_changes(
 
 
 def _drift(
-    drifted: list[ValueChange], inherited: list[ValueChange], node_changed: bool,
-    ea: dict[str, Entry], eb: dict[str, Entry], data: CompareData,
+    drifted: list[ValueChange],
+    inherited: list[ValueChange],
+    node_changed: bool,
+    ea: dict[str, Entry],
+    eb: dict[str, Entry],
+    data: CompareData,
 ) -> list[Drift]:
     out: dict[str, Drift] = {}
 
@@ -409,7 +447,9 @@ def _drift(
             out[kind_id] = Drift(
                 kind_id,
                 kind.message if kind else fallback,
-                kind.advice if kind else "Find what changed it: a knob the bundles do not record, or a moved reference.",
+                kind.advice
+                if kind
+                else "Find what changed it: a knob the bundles do not record, or a moved reference.",
             )
         if change is not None:
             out[kind_id].values.append(change)

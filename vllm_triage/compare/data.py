@@ -20,7 +20,15 @@ from vllm_triage.errors import RuleError
 from vllm_triage.resources import rules_dir
 
 # Stage ids the code knows how to detect (vllm_triage/compare/stages.py).
-KNOWN_STAGES = ("base", "prefix_caching", "shared_prefix", "cache_hits", "long_context", "concurrency", "multi_node")
+KNOWN_STAGES = (
+    "base",
+    "prefix_caching",
+    "shared_prefix",
+    "cache_hits",
+    "long_context",
+    "concurrency",
+    "multi_node",
+)
 # Drift ids decided in code rather than by names.
 SPECIAL_DRIFT = ("nccl-inherited", "node-undocumented")
 NOISE_WHEN = ("same-node",)
@@ -126,7 +134,10 @@ class CompareData:
 _TABLES: dict[str, tuple[set[str], set[str]]] = {
     "noise": ({"id", "why", "names"}, {"mask", "when"}),
     "layer": ({"id", "order", "label"}, set()),
-    "knob_group": ({"id", "label", "layer", "knobs"}, {"per_name", "stand_ins", "follows", "absent_is_unset"}),
+    "knob_group": (
+        {"id", "label", "layer", "knobs"},
+        {"per_name", "stand_ins", "follows", "absent_is_unset"},
+    ),
     "default": ({"name", "value"}, {"since", "until"}),
     "drift": ({"id", "names", "message", "advice"}, set()),
     "stage": ({"id", "order", "label"}, set()),
@@ -159,17 +170,15 @@ def _add(data: CompareData, name: str, t: dict[str, Any], file: str) -> None:
     elif name == "layer":
         data.layers[str(t["id"])] = Layer(str(t["id"]), int(t["order"]), str(t["label"]))
     elif name == "knob_group":
-        group = (
-            KnobGroup(
-                id=str(t["id"]),
-                label=str(t["label"]),
-                layer=str(t["layer"]),
-                knobs=_names(t["knobs"], file, where),
-                per_name=bool(t.get("per_name", False)),
-                stand_ins=_names(t.get("stand_ins", []), file, where),
-                follows=_names(t.get("follows", []), file, where),
-                absent_is_unset=bool(t.get("absent_is_unset", t.get("per_name", False))),
-            )
+        group = KnobGroup(
+            id=str(t["id"]),
+            label=str(t["label"]),
+            layer=str(t["layer"]),
+            knobs=_names(t["knobs"], file, where),
+            per_name=bool(t.get("per_name", False)),
+            stand_ins=_names(t.get("stand_ins", []), file, where),
+            follows=_names(t.get("follows", []), file, where),
+            absent_is_unset=bool(t.get("absent_is_unset", t.get("per_name", False))),
         )
         # A --rules file overrides a group by id, in place: the order of groups is their precedence.
         ids = [g.id for g in data.groups]
@@ -183,7 +192,9 @@ def _add(data: CompareData, name: str, t: dict[str, Any], file: str) -> None:
         )
     elif name == "drift":
         data.drift = [d for d in data.drift if d.id != str(t["id"])]
-        data.drift.append(DriftKind(str(t["id"]), _names(t["names"], file, where), str(t["message"]), str(t["advice"])))
+        data.drift.append(
+            DriftKind(str(t["id"]), _names(t["names"], file, where), str(t["message"]), str(t["advice"]))
+        )
     elif name == "stage":
         if t["id"] not in KNOWN_STAGES:
             raise _fail(file, f"{where}: unknown stage (known: {', '.join(KNOWN_STAGES)})")
@@ -226,7 +237,9 @@ def load_file(path: Path, data: CompareData) -> None:
 def _validate(data: CompareData) -> None:
     for group in data.groups:
         if group.layer not in data.layers:
-            raise RuleError(f"knob_group {group.id}: unknown layer {group.layer!r} (known: {', '.join(data.layers)})")
+            raise RuleError(
+                f"knob_group {group.id}: unknown layer {group.layer!r} (known: {', '.join(data.layers)})"
+            )
     data.stages.sort(key=lambda s: s.order)
 
 

@@ -35,8 +35,14 @@ def retest_order(changes: list[Change], data: CompareData) -> list[dict[str, Any
     """One change per trial, from the base-compatibility layer outward (changes are already sorted
     by layer): start from A and bring in B's value of one change at a time."""
     return [
-        {"step": i, "change": c.id, "label": c.label, "layer": c.layer, "layer_label": data.layer_label(c.layer),
-         "values": [k.shown() for k in c.knobs]}
+        {
+            "step": i,
+            "change": c.id,
+            "label": c.label,
+            "layer": c.layer,
+            "layer_label": data.layer_label(c.layer),
+            "values": [k.shown() for k in c.knobs],
+        }
         for i, c in enumerate(changes, 1)
     ]
 
@@ -58,8 +64,16 @@ class DiffResult:
         c = self.comparison
         return {
             "schema": SCHEMA,
-            "a": {**self.a.summary(), "outcome": outcome_of(self.a.triage).to_json(), "signals": self.a.signals.to_json()},
-            "b": {**self.b.summary(), "outcome": outcome_of(self.b.triage).to_json(), "signals": self.b.signals.to_json()},
+            "a": {
+                **self.a.summary(),
+                "outcome": outcome_of(self.a.triage).to_json(),
+                "signals": self.a.signals.to_json(),
+            },
+            "b": {
+                **self.b.summary(),
+                "outcome": outcome_of(self.b.triage).to_json(),
+                "signals": self.b.signals.to_json(),
+            },
             "verdict": self.verdict,
             "variables": c.variables,
             "exit_code": self.exit_code,
@@ -71,7 +85,11 @@ class DiffResult:
             "not_compared": [n.to_json() for n in c.not_compared],
             "noise": [n.to_json() for n in c.noise],
             "unchanged": c.unchanged,
-            "coverage": {"compared": c.compared, "not_compared": len(c.not_compared), "comparable": c.comparable},
+            "coverage": {
+                "compared": c.compared,
+                "not_compared": len(c.not_compared),
+                "comparable": c.comparable,
+            },
         }
 
 

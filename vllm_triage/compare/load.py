@@ -17,8 +17,9 @@ from vllm_triage.ingest.roles import read_manifest
 from vllm_triage.ingest.sources import Source
 
 
-def load_run(path: str, rule_dirs: list[str] | None = None, label: str | None = None,
-             stdin: BinaryIO | None = None) -> Run:
+def load_run(
+    path: str, rule_dirs: list[str] | None = None, label: str | None = None, stdin: BinaryIO | None = None
+) -> Run:
     """Read one run. InputError when the path is unusable or holds nothing to compare."""
     from vllm_triage.pipeline import fingerprint_sources, gather, triage_sources
     from vllm_triage.render.triage_json import triage_to_json

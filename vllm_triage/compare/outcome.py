@@ -54,9 +54,16 @@ class Outcome:
             "last_milestone": self.last_milestone,
             "first_missing_milestone": self.first_missing,
             "first_error": (
-                {"file": self.file, "line": self.line, "text": self.text, "message": self.message,
-                 "category": self.category, "rule": self.rule}
-                if self.failed else None
+                {
+                    "file": self.file,
+                    "line": self.line,
+                    "text": self.text,
+                    "message": self.message,
+                    "category": self.category,
+                    "rule": self.rule,
+                }
+                if self.failed
+                else None
             ),
             "signature": self.signature,
             "signature_hash": self.signature_hash,
@@ -128,7 +135,9 @@ def compare_outcomes(
     if not a.known or not b.known:
         missing = " and ".join(label for label, o in ((la, a), (lb, b)) if not o.known)
         return FailureComparison(
-            UNKNOWN, None, f"No log for {missing}: the failures cannot be compared.",
+            UNKNOWN,
+            None,
+            f"No log for {missing}: the failures cannot be compared.",
             "Add the server log (docker logs -t) to the bundle.",
         )
     if not a.failed and not b.failed:
@@ -148,12 +157,16 @@ def compare_outcomes(
         )
     if not a.failed and b.failed:
         blame = (
-            f"the one change ({changed[0]}) introduced it" if len(changed) == 1
-            else "more than one variable changed, so it cannot be attributed" if changed
+            f"the one change ({changed[0]}) introduced it"
+            if len(changed) == 1
+            else "more than one variable changed, so it cannot be attributed"
+            if changed
             else "nothing recorded changed: look at what the bundles do not capture"
         )
         return FailureComparison(
-            NEW, None, f"{lb} fails in {b.phase} ({b.category}) where {la} did not: {blame}.",
+            NEW,
+            None,
+            f"{lb} fails in {b.phase} ({b.category}) where {la} did not: {blame}.",
             f"Go back to {la} (the last level that was stable) and reintroduce one variable at a time.",
         )
     score = similarity(a.signature or "", b.signature or "")
@@ -164,18 +177,23 @@ def compare_outcomes(
             else f"{lb} gets further: {la}'s failure is passed and the next one shows"
         )
         return FailureComparison(
-            MOVED, score, f"The failure moved from {a.phase} ({a.category}) to {b.phase} ({b.category}): {direction}.",
+            MOVED,
+            score,
+            f"The failure moved from {a.phase} ({a.category}) to {b.phase} ({b.category}): {direction}.",
             "Go back to the last level that was stable and change one variable at a time; this pair is not a "
             "reproduction of one failure.",
         )
     if score >= threshold:
         unmoved = f" What changed ({moved_what}) did not move it." if changed else ""
         return FailureComparison(
-            SAME, score, f"Same failure in the same phase ({a.phase}, {a.category}).{unmoved}",
+            SAME,
+            score,
+            f"Same failure in the same phase ({a.phase}, {a.category}).{unmoved}",
             "The reproduction is usable: attach the launch command, the fingerprint and the request.",
         )
     return FailureComparison(
-        CHANGED, score,
+        CHANGED,
+        score,
         f"Same phase ({a.phase}) but the failure changed type: {a.category} → {b.category}.",
         "Go back to the last level that was stable; two different failures are not a reproduction series.",
     )

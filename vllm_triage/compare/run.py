@@ -68,7 +68,9 @@ class Run:
     def vllm_version(self) -> str | None:
         """The vLLM release that ran, as the log, collect_env, pip or the image tag says."""
         for name in ("vllm.version", "pip.vllm", "image.vllm_version"):
-            item = (self.fingerprint.get("facts") or {}).get(name) or (self.fingerprint.get("knobs") or {}).get(name)
+            item = (self.fingerprint.get("facts") or {}).get(name) or (
+                self.fingerprint.get("knobs") or {}
+            ).get(name)
             if isinstance(item, dict) and item.get("value"):
                 return str(item["value"])
         return None

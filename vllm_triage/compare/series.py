@@ -61,36 +61,44 @@ class SeriesResult:
 
     def to_json(self) -> dict[str, Any]:
         trials = []
-        for i, (run, outcome, stages) in enumerate(zip(self.runs, self.outcomes, self.stages, strict=True), 1):
-            trials.append({
-                "trial": i,
-                **run.summary(),
-                "outcome": outcome.to_json(),
-                "passed": passed(outcome, run),
-                "stages": {sid: seen.to_json() for sid, seen in stages.items()},
-                "signals": run.signals.to_json(),
-            })
+        for i, (run, outcome, stages) in enumerate(
+            zip(self.runs, self.outcomes, self.stages, strict=True), 1
+        ):
+            trials.append(
+                {
+                    "trial": i,
+                    **run.summary(),
+                    "outcome": outcome.to_json(),
+                    "passed": passed(outcome, run),
+                    "stages": {sid: seen.to_json() for sid, seen in stages.items()},
+                    "signals": run.signals.to_json(),
+                }
+            )
         steps = []
         for i, step in enumerate(self.steps, 2):
             c = step.comparison
-            steps.append({
-                "from": i - 1,
-                "to": i,
-                "verdict": step.verdict,
-                "variables": c.variables,
-                "changes": [ch.to_json(self.data) for ch in c.changes],
-                "drift": [d.to_json() for d in c.drift],
-                "failure": step.failure.to_json(),
-                "comparable": c.comparable,
-                "noise": [n.to_json() for n in c.noise],
-            })
+            steps.append(
+                {
+                    "from": i - 1,
+                    "to": i,
+                    "verdict": step.verdict,
+                    "variables": c.variables,
+                    "changes": [ch.to_json(self.data) for ch in c.changes],
+                    "drift": [d.to_json() for d in c.drift],
+                    "failure": step.failure.to_json(),
+                    "comparable": c.comparable,
+                    "noise": [n.to_json() for n in c.noise],
+                }
+            )
         return {
             "schema": SCHEMA,
             "ordered_by": self.ordered_by,
             "trials": trials,
             "steps": steps,
             "confounded_steps": self.confounded_steps,
-            "uncomparable_steps": [i + 2 for i, step in enumerate(self.steps) if not step.comparison.comparable],
+            "uncomparable_steps": [
+                i + 2 for i, step in enumerate(self.steps) if not step.comparison.comparable
+            ],
             "repeats": self.repeats,
             "order": {
                 "stages": [{"id": s.id, "order": s.order, "label": s.label} for s in self.data.stages],
@@ -126,15 +134,22 @@ def _same_setup(a: Run, b: Run, data: CompareData) -> bool:
     return not comparison.changes and comparison.comparable
 
 
-def _judge_repeats(members: list[int], runs: list[Run], outcomes: list[Outcome], data: CompareData) -> dict[str, Any]:
+def _judge_repeats(
+    members: list[int], runs: list[Run], outcomes: list[Outcome], data: CompareData
+) -> dict[str, Any]:
     first = outcomes[members[0]]
     results = [outcomes[i] for i in members]
     numbers = [i + 1 for i in members]
     phases = [o.phase for o in results]
     if all(passed(outcomes[i], runs[i]) for i in members):
         verdict, message, advice = STABLE_PASS, "every repeat passed", ""
-    elif all(o.failed for o in results) and len(set(phases)) == 1 and all(
-        similarity(first.signature or "", o.signature or "") >= data.settings.same_failure_similarity for o in results
+    elif (
+        all(o.failed for o in results)
+        and len(set(phases)) == 1
+        and all(
+            similarity(first.signature or "", o.signature or "") >= data.settings.same_failure_similarity
+            for o in results
+        )
     ):
         verdict = STABLE
         message = f"every repeat fails in {first.phase} with the same signature ({first.category})"
@@ -172,8 +187,9 @@ def _required(stages: list[Stage], active: list[dict[str, Seen]]) -> set[str]:
     return {s.id for s in stages if s.id in required}
 
 
-def _order_breaks(runs: list[Run], outcomes: list[Outcome], active: list[dict[str, Seen]],
-                  data: CompareData) -> list[dict[str, Any]]:
+def _order_breaks(
+    runs: list[Run], outcomes: list[Outcome], active: list[dict[str, Seen]], data: CompareData
+) -> list[dict[str, Any]]:
     stages = data.stages
     required = _required(stages, active)
     label = {s.id: s.label for s in stages}
@@ -185,17 +201,23 @@ def _order_breaks(runs: list[Run], outcomes: list[Outcome], active: list[dict[st
         for stage in stages:
             if stage.id not in now - previous:
                 continue
-            missing = [s.id for s in stages if s.order < stage.order and s.id in required and s.id not in passed_stages]
+            missing = [
+                s.id
+                for s in stages
+                if s.order < stage.order and s.id in required and s.id not in passed_stages
+            ]
             if missing:
                 seen = trial[stage.id]
-                breaks.append({
-                    "trial": i,
-                    "stage": stage.id,
-                    "missing": missing,
-                    "evidence": seen.to_json(),
-                    "message": f"T{i} brought in {label[stage.id]} ({seen.how}) before "
-                               f"{label[missing[0]]} had passed",
-                })
+                breaks.append(
+                    {
+                        "trial": i,
+                        "stage": stage.id,
+                        "missing": missing,
+                        "evidence": seen.to_json(),
+                        "message": f"T{i} brought in {label[stage.id]} ({seen.how}) before "
+                        f"{label[missing[0]]} had passed",
+                    }
+                )
         if passed(outcome, run):
             passed_stages |= now
         previous = now
@@ -216,24 +238,39 @@ def _prefix_cache(runs: list[Run], outcomes: list[Outcome], data: CompareData) -
         hits = signals.cache_hits
         if hits:
             where = signals.first_hit or (signals.metrics or {}).get("source")
-            out.append({"trial": i, "signal": "hits", "evidence": where,
-                        "message": f"T{i}: prefix cache hits seen (max {signals.hit_rate_max or 0:.1f}%)", "advice": ""})
+            out.append(
+                {
+                    "trial": i,
+                    "signal": "hits",
+                    "evidence": where,
+                    "message": f"T{i}: prefix cache hits seen (max {signals.hit_rate_max or 0:.1f}%)",
+                    "advice": "",
+                }
+            )
         elif hits is False:
             last = signals.last_hit_rate or (signals.metrics or {}).get("source")
-            out.append({
-                "trial": i, "signal": "no-hits", "evidence": last,
-                "message": f"T{i}: prefix caching is on but no hit was recorded "
-                           f"({signals.hit_rate_lines} stats line(s), hit rate at most {signals.hit_rate_max or 0:.1f}%)",
-                "advice": "Send two requests that share a prefix of at least one KV block (--block-size tokens) one "
-                          "after the other; a hit rate above zero is the signal that prefix caching works.",
-            })
+            out.append(
+                {
+                    "trial": i,
+                    "signal": "no-hits",
+                    "evidence": last,
+                    "message": f"T{i}: prefix caching is on but no hit was recorded "
+                    f"({signals.hit_rate_lines} stats line(s), hit rate at most {signals.hit_rate_max or 0:.1f}%)",
+                    "advice": "Send two requests that share a prefix of at least one KV block (--block-size tokens) one "
+                    "after the other; a hit rate above zero is the signal that prefix caching works.",
+                }
+            )
         else:
-            out.append({
-                "trial": i, "signal": "unknown", "evidence": seen.source if seen else None,
-                "message": f"T{i}: prefix caching is on but nothing in the bundle shows its hit rate",
-                "advice": "Keep the stats lines (no --disable-log-stats, logging at INFO) or add a /metrics dump "
-                          "(curl :8000/metrics) to the bundle.",
-            })
+            out.append(
+                {
+                    "trial": i,
+                    "signal": "unknown",
+                    "evidence": seen.source if seen else None,
+                    "message": f"T{i}: prefix caching is on but nothing in the bundle shows its hit rate",
+                    "advice": "Keep the stats lines (no --disable-log-stats, logging at INFO) or add a /metrics dump "
+                    "(curl :8000/metrics) to the bundle.",
+                }
+            )
     return out
 
 
@@ -295,7 +332,8 @@ def series_paths(paths: list[str], rule_dirs: list[str] | None = None) -> Series
     chosen, from_folder = trial_paths(paths)
     if len(chosen) < 2:
         raise InputError(
-            "too-few-trials", f"a series needs at least two trials ({paths[0]} holds one)",
+            "too-few-trials",
+            f"a series needs at least two trials ({paths[0]} holds one)",
             "name the trials in order, or give one folder holding a folder per trial",
         )
     runs = [load_run(p, rule_dirs) for p in chosen]

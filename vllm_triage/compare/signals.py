@@ -85,8 +85,11 @@ class Signals:
                 "hits_seen": self.cache_hits,
             },
             "max_running": self.max_running,
-            "requests": {"ok": self.requests_ok, "failed": self.requests_failed,
-                         "received": self.requests_received},
+            "requests": {
+                "ok": self.requests_ok,
+                "failed": self.requests_failed,
+                "received": self.requests_received,
+            },
         }
 
 
@@ -175,7 +178,9 @@ def _scan_metrics(source: Source, signals: Signals) -> None:
             value = float(number)
         except ValueError:
             continue
-        totals[kind] = max(totals.get(kind, 0.0), value) if kind == "hit_rate" else totals.get(kind, 0.0) + value
+        totals[kind] = (
+            max(totals.get(kind, 0.0), value) if kind == "hit_rate" else totals.get(kind, 0.0) + value
+        )
     if totals:
         signals.metrics = {
             "hits": totals.get("hits"),

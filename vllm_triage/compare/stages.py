@@ -39,7 +39,10 @@ def _item(run: Run, name: str) -> dict[str, Any] | None:
 def prefix_caching(run: Run, data: CompareData) -> tuple[bool | None, Seen | None]:
     """(on?, evidence). The engine banner says what ran; an argument what was asked; otherwise the
     default of the vLLM release (on in V1). None when nothing tells."""
-    for name, how in (("engine.enable_prefix_caching", "engine banner"), ("arg.enable_prefix_caching", "argument")):
+    for name, how in (
+        ("engine.enable_prefix_caching", "engine banner"),
+        ("arg.enable_prefix_caching", "argument"),
+    ):
         item = _item(run, name)
         if item is not None and as_bool(item["value"]) is not None:
             on = bool(as_bool(item["value"]))
@@ -70,7 +73,9 @@ def requests_sent(run: Run) -> tuple[int, Seen | None]:
 def concurrency(run: Run) -> tuple[int, Seen | None]:
     item = _item(run, "request.concurrency")
     if item is not None and (as_int(item["value"]) or 0) > 1:
-        return as_int(item["value"]) or 2, Seen(f"concurrency {item['value']} in the request", item.get("source"))
+        return as_int(item["value"]) or 2, Seen(
+            f"concurrency {item['value']} in the request", item.get("source")
+        )
     running = run.signals.max_running or 0
     if running > 1:
         return running, Seen(f"{running} requests running at once in the stats lines")

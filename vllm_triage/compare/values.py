@@ -17,7 +17,9 @@ _GPU_SELECTIONS = ("container.gpus", "env.CUDA_VISIBLE_DEVICES", "env.NVIDIA_VIS
 _OCCUPANCY = ("*.gpu_memory_used_mib",)
 _PROCESSES = ("*.gpu_processes",)
 # Shown as <redacted>: a diff is pasted into tickets, and a token is no less secret for having changed.
-_SECRET_VARIABLE = re.compile(r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_|$)")
+_SECRET_VARIABLE = re.compile(
+    r"(?:^|_)(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(?:_|$)"
+)
 _SECRET_NAMES = ("arg.api_key", "request.auth*", "request.headers.authorization")
 _DIGEST = re.compile(r"(sha256:)([0-9a-f]{20,64})")
 

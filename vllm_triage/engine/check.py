@@ -58,7 +58,9 @@ def _check_pattern(rule: Rule) -> list[str]:
         compiled = None
     rust = _polars_error(rule.pattern)
     if rust:
-        problems.append(f"pattern does not compile for polars (Rust regex, no look-around/back-references): {rust}")
+        problems.append(
+            f"pattern does not compile for polars (Rust regex, no look-around/back-references): {rust}"
+        )
     if compiled is not None:
         for text in HOSTILE_INPUTS:
             try:
@@ -97,7 +99,9 @@ def _check_examples(rule: Rule, ruleset: RuleSet, prefilter: str, messages: dict
                 break
             message = messages[line]
             if not pl.Series([message]).str.contains(rule.pattern)[0]:
-                problems.append(f"example no longer matches once the prefix {prefix!r} is stripped: {example!r}")
+                problems.append(
+                    f"example no longer matches once the prefix {prefix!r} is stripped: {example!r}"
+                )
                 break
     for example in rule.must_not_match:
         if pl.Series([example]).str.contains(rule.pattern)[0]:
@@ -143,7 +147,9 @@ def check(extra_dirs: list[str] | None = None) -> tuple[list[Problem], int, int]
     prefilter = compile_rules(ruleset).prefilter
     messages = _stripped_messages(list(valid.values()))
     for rule in valid.values():
-        problems.extend(Problem(rule.file, rule.id, p) for p in _check_examples(rule, ruleset, prefilter, messages))
+        problems.extend(
+            Problem(rule.file, rule.id, p) for p in _check_examples(rule, ruleset, prefilter, messages)
+        )
     for name in order:
         if not any(r.milestone == name for r in rules.values()):
             problems.append(Problem("milestone_order", None, f"milestone {name!r} has no marker rule"))

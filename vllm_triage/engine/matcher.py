@@ -106,7 +106,10 @@ def classify(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:
     """Add marker / cls / exc / tb columns to LogFrame rows."""
     if frame.is_empty():
         return frame.with_columns(
-            marker=pl.lit(None, dtype=pl.String), cls=pl.lit(None, dtype=pl.String), exc=pl.lit(False), tb=pl.lit(False)
+            marker=pl.lit(None, dtype=pl.String),
+            cls=pl.lit(None, dtype=pl.String),
+            exc=pl.lit(False),
+            tb=pl.lit(False),
         )
     if frame.height <= SMALL_FRAME_ROWS:
         return _classify_small(frame, compiled)

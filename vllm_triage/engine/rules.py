@@ -93,9 +93,24 @@ class RuleSet:
 
 
 _RULE_KEYS = {
-    "id", "kind", "phase", "category", "pattern", "priority", "explain", "advice", "refs",
-    "must_match", "must_not_match", "phase_source", "implies", "milestone", "ready",
-    "startup_done", "shutdown", "extra",
+    "id",
+    "kind",
+    "phase",
+    "category",
+    "pattern",
+    "priority",
+    "explain",
+    "advice",
+    "refs",
+    "must_match",
+    "must_not_match",
+    "phase_source",
+    "implies",
+    "milestone",
+    "ready",
+    "startup_done",
+    "shutdown",
+    "extra",
 }
 
 

@@ -45,7 +45,9 @@ def _is_json_lines(head_text: str) -> bool:
         return False
     # The keys logframe.parse_lines unwraps: docker's "log", structured loggers' "message"/"msg".
     jsonish = sum(
-        1 for ln in lines if ln.lstrip().startswith("{") and ('"log"' in ln or '"message"' in ln or '"msg"' in ln)
+        1
+        for ln in lines
+        if ln.lstrip().startswith("{") and ('"log"' in ln or '"message"' in ln or '"msg"' in ln)
     )
     return jsonish >= max(1, len(lines) // 2)
 
@@ -87,7 +89,9 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
                 )
         except (EOFError, OSError, zlib.error) as exc:
             # A truncated .gz or archive member: say so instead of analysing half a file silently.
-            raise InputError("corrupt-archive", f"{source.name}: compressed data is truncated or corrupt ({exc})") from exc
+            raise InputError(
+                "corrupt-archive", f"{source.name}: compressed data is truncated or corrupt ({exc})"
+            ) from exc
     if state.retained:
         frame = pl.concat(state.retained, how="vertical").unique(subset="line", keep="first").sort("line")
     else:
@@ -125,7 +129,9 @@ def _scan_chunk(raw: pl.Series, first_line: int, state: _State) -> None:
     is_trigger = (pl.col("cls").is_not_null() & ~pl.col("cls").is_in(noise_ids)) | (
         (pl.col("exc") | pl.col("tb")) & (pl.col("cls").is_null() | ~pl.col("cls").is_in(noise_ids))
     )
-    trigger_lines = interesting.filter(is_trigger).get_column("line").head(max(state.triggers_left, 0)).to_list()
+    trigger_lines = (
+        interesting.filter(is_trigger).get_column("line").head(max(state.triggers_left, 0)).to_list()
+    )
     state.triggers_left -= len(trigger_lines)
     wanted: set[int] = set(range(min(state.forward_due, n)))  # offsets into this chunk
     back_wanted: set[int] = set()  # offsets before this chunk (into the tail of earlier chunks)
@@ -162,6 +168,8 @@ def _prefetch(batches):
             return
         pending = _READER.submit(next, iterator, None)
         yield batch
+
+
 PARALLEL_MIN_LINES = 50_000
 
 
@@ -211,8 +219,12 @@ def _cap_hits(frame: pl.DataFrame, state: _State) -> pl.DataFrame:
             # only from later chunks, keeps the result independent of where chunks are cut.
             ready_line = ready_rows.get_column("line").min()
             frame = frame.filter(
-                pl.col("marker").is_null() | pl.col("marker").is_in(stop_ids) | (pl.col("line") <= ready_line)
-                | pl.col("cls").is_not_null() | pl.col("exc") | pl.col("tb")
+                pl.col("marker").is_null()
+                | pl.col("marker").is_in(stop_ids)
+                | (pl.col("line") <= ready_line)
+                | pl.col("cls").is_not_null()
+                | pl.col("exc")
+                | pl.col("tb")
             )
             state.ready_seen = True
     budgets: dict[str, int] = {}

@@ -70,7 +70,9 @@ def check_text(head: bytes, name: str) -> str:
     encoding = detect_encoding(head)
     if is_binary(head, encoding):
         raise InputError(
-            "binary-input", f"{name} is binary data, not a text log", "give the text log or a .gz/.tar.gz/.zip of it"
+            "binary-input",
+            f"{name} is binary data, not a text log",
+            "give the text log or a .gz/.tar.gz/.zip of it",
         )
     return encoding
 

@@ -77,7 +77,9 @@ class Source:
         try:
             yield
         except _CORRUPT as exc:
-            raise InputError("corrupt-archive", f"{self.name}: compressed data is truncated or corrupt ({exc})") from exc
+            raise InputError(
+                "corrupt-archive", f"{self.name}: compressed data is truncated or corrupt ({exc})"
+            ) from exc
         except OSError as exc:
             raise InputError("unreadable-path", f"cannot read {self.name}: {exc.strerror or exc}") from exc
 
@@ -101,7 +103,9 @@ def _bytes_opener(data: bytes) -> Callable[[], BinaryIO]:
 def collect(paths: list[str], stdin: BinaryIO | None = None) -> list[Source]:
     """All sources named by `paths`, in order. Raises InputError for anything unusable."""
     if not paths:
-        raise InputError("no-input", "no input given", "name a log file, a bundle folder or archive, or - for stdin")
+        raise InputError(
+            "no-input", "no input given", "name a log file, a bundle folder or archive, or - for stdin"
+        )
     sources: list[Source] = []
     for given in paths:
         sources.extend(_collect_one(given, stdin))
@@ -206,7 +210,8 @@ def _from_tar(given: str, path: Path) -> list[Source]:
         return lambda: _maybe_gunzip(io.BytesIO(cache.read(member_name)))
 
     return [
-        Source(name=f"{given}!{m.name}", opener=member_opener(m.name), size=m.size, bundle=given) for m in members
+        Source(name=f"{given}!{m.name}", opener=member_opener(m.name), size=m.size, bundle=given)
+        for m in members
     ]
 
 
@@ -249,7 +254,9 @@ def _tar_members_in_memory(name: str, data: bytes) -> list[Source]:
         for m in members:
             extracted = tar.extractfile(m)
             blob = extracted.read() if extracted else b""
-            out.append(Source(name=f"{name}!{m.name}", opener=_bytes_opener(blob), size=len(blob), bundle=name))
+            out.append(
+                Source(name=f"{name}!{m.name}", opener=_bytes_opener(blob), size=len(blob), bundle=name)
+            )
         return out
 
 
@@ -263,7 +270,9 @@ def _checked_tar_members(name: str, tar: tarfile.TarFile) -> list[tarfile.TarInf
             continue  # links, devices and folders carry no artefact
         total += member.size
         if total > MAX_TOTAL_BYTES:
-            raise InputError("archive-too-large", f"{name} unpacks to more than {MAX_TOTAL_BYTES // 1024**3} GiB")
+            raise InputError(
+                "archive-too-large", f"{name} unpacks to more than {MAX_TOTAL_BYTES // 1024**3} GiB"
+            )
         if Path(member.name).name in _SKIP_NAMES:
             continue
         members.append(member)

@@ -44,7 +44,19 @@ _VLLM_LOG = re.compile(
 )
 # Whole words of the name: HF_TOKEN and AWS_SECRET_ACCESS_KEY are secrets, MAX_TOKENS and
 # TOKENIZERS_PARALLELISM are not.
-_SECRET_WORDS = {"SECRET", "TOKEN", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS", "PRIVATE", "AUTH", "APIKEY", "PAT"}
+_SECRET_WORDS = {
+    "SECRET",
+    "TOKEN",
+    "KEY",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "PRIVATE",
+    "AUTH",
+    "APIKEY",
+    "PAT",
+}
 _NAME_WORDS = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 # Variables every login shell / container has: their presence marks `env` output, not a file.
 _SHELL_VARS = ("PATH", "HOME", "HOSTNAME", "SHLVL", "PWD", "TERM", "_")

@@ -37,11 +37,15 @@ def render_checklist_text(data: dict[str, Any], colour: bool = False) -> str:
     trials = data["trials"]
     subject = trials[0]["path"] if len(trials) == 1 else f"{len(trials)} trials"
     verdict = "complete" if data["complete"] else "incomplete"
-    out.append(style(f"check {subject}: {verdict}", bold=True, fg="green" if data["complete"] else "red")
-               + f"  ({counts['pass']} pass, {counts['fail']} fail, {counts['missing']} missing)")
+    out.append(
+        style(f"check {subject}: {verdict}", bold=True, fg="green" if data["complete"] else "red")
+        + f"  ({counts['pass']} pass, {counts['fail']} fail, {counts['missing']} missing)"
+    )
     for diagnosis in _merged(data["diagnoses"]):
-        out.append(f"  diagnosis: {diagnosis['label']} ({diagnosis['where']}) → also needs "
-                   f"{', '.join(diagnosis['requires'])}")
+        out.append(
+            f"  diagnosis: {diagnosis['label']} ({diagnosis['where']}) → also needs "
+            f"{', '.join(diagnosis['requires'])}"
+        )
     out.append("")
     for item in data["items"]:
         label, fg = _STATUS[item["status"]]

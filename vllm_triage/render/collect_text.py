@@ -16,7 +16,8 @@ def render_collect_text(result: dict) -> str:
     for step in steps:
         counts[step["status"]] = counts.get(step["status"], 0) + 1
     lines.append(
-        f"{len(result['files'])} file(s); steps: " + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        f"{len(result['files'])} file(s); steps: "
+        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     )
     lines.append(
         f"The bundle holds secrets as found: run `vllm-triage redact {result['bundle']} --out SHARE_DIR` before sharing."

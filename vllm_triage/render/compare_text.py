@@ -62,9 +62,15 @@ def _provenance(change: dict[str, Any], root_a: str, root_b: str) -> str:
 
 
 def _verdict_line(out: _Out, verdict: str, variables: int, exit_code: int) -> None:
-    what = {"identical": "nothing changed but noise", "one-variable": "one variable changed",
-            "confounded": f"{variables} variables changed: the result cannot be attributed to any one of them"}[verdict]
-    out.add(out.style(f"{verdict.upper()}", bold=True, fg=_VERDICT_COLOUR[verdict]) + f" — {what} (exit {exit_code})")
+    what = {
+        "identical": "nothing changed but noise",
+        "one-variable": "one variable changed",
+        "confounded": f"{variables} variables changed: the result cannot be attributed to any one of them",
+    }[verdict]
+    out.add(
+        out.style(f"{verdict.upper()}", bold=True, fg=_VERDICT_COLOUR[verdict])
+        + f" — {what} (exit {exit_code})"
+    )
 
 
 def _changes(out: _Out, changes: list[dict[str, Any]], root_a: str, root_b: str) -> None:
@@ -76,7 +82,9 @@ def _changes(out: _Out, changes: list[dict[str, Any]], root_a: str, root_b: str)
             head += f"  [{first['name']}]"
         out.add(head + f"   {_provenance(first, root_a, root_b)}")
         for knob in rest:
-            out.add(f"  {'':<{width}}  {knob['name']}: {pair_text(knob)}   {_provenance(knob, root_a, root_b)}")
+            out.add(
+                f"  {'':<{width}}  {knob['name']}: {pair_text(knob)}   {_provenance(knob, root_a, root_b)}"
+            )
         derived = c.get("derived") or []
         if derived:
             listed = "; ".join(f"{d['name']} {pair_text(d, limit=32)}" for d in derived[:MAX_DERIVED])
@@ -85,7 +93,9 @@ def _changes(out: _Out, changes: list[dict[str, Any]], root_a: str, root_b: str)
 
 
 def _drift(out: _Out, drift: list[dict[str, Any]], root_a: str, root_b: str) -> None:
-    out.add(out.style("drift", bold=True) + " (changed with no knob to explain it; each counts as a variable)")
+    out.add(
+        out.style("drift", bold=True) + " (changed with no knob to explain it; each counts as a variable)"
+    )
     for d in drift:
         out.add(f"  - {d['message']}")
         for v in d["values"][:MAX_DERIVED]:
@@ -115,8 +125,11 @@ def render_diff_text(data: dict[str, Any], colour: bool = False, show_noise: boo
     coverage = data["coverage"]
     if not coverage["comparable"]:
         # "identical" over a bundle that recorded almost nothing is no evidence of sameness.
-        out.add(out.style("  but", fg="yellow") + f" only {coverage['compared']} value(s) were recorded in both runs "
-                f"and {coverage['not_compared']} in one only: collect the same artefacts for both")
+        out.add(
+            out.style("  but", fg="yellow")
+            + f" only {coverage['compared']} value(s) were recorded in both runs "
+            f"and {coverage['not_compared']} in one only: collect the same artefacts for both"
+        )
     if data["changes"]:
         out.add("")
         out.add(out.style("changed", bold=True))
@@ -126,7 +139,10 @@ def render_diff_text(data: dict[str, Any], colour: bool = False, show_noise: boo
         _drift(out, data["drift"], a["path"], b["path"])
     if data["retest_order"]:
         out.add("")
-        out.add(out.style("re-test one change at a time", bold=True) + f", starting from {a['label']}, in this order:")
+        out.add(
+            out.style("re-test one change at a time", bold=True)
+            + f", starting from {a['label']}, in this order:"
+        )
         for step in data["retest_order"]:
             out.add(f"  {step['step']}. {step['label']}  ({step['layer_label']})")
         if data["drift"]:
@@ -136,7 +152,11 @@ def render_diff_text(data: dict[str, Any], colour: bool = False, show_noise: boo
     out.add(out.style("failure", bold=True) + f": {failure['conclusion']}")
     out.add(_outcome_line(a["label"], a["outcome"], a["path"]))
     out.add(_outcome_line(b["label"], b["outcome"], b["path"]))
-    similarity = f" (signature similarity {failure['similarity']:.2f})" if failure.get("similarity") is not None else ""
+    similarity = (
+        f" (signature similarity {failure['similarity']:.2f})"
+        if failure.get("similarity") is not None
+        else ""
+    )
     out.add(f"  {failure['message']}{similarity}")
     if failure["advice"]:
         out.add(f"  → {failure['advice']}")
@@ -162,8 +182,10 @@ def _left_out(out: _Out, data: dict[str, Any], show_noise: bool) -> None:
         return
     for d in data["defaults"]:
         side = a if d["side"] == "a" else b
-        out.add(f"  default  {d['name']} = {shown(d['name'], d['value'])} in {side['label']} "
-                f"(vLLM's default)   {where_text(d['source'], side['path'])}")
+        out.add(
+            f"  default  {d['name']} = {shown(d['name'], d['value'])} in {side['label']} "
+            f"(vLLM's default)   {where_text(d['source'], side['path'])}"
+        )
     for n in data["not_compared"]:
         out.add(f"  skipped  {n['name']}: {pair_text(n)}")
     for n in data["noise"]:
@@ -195,14 +217,20 @@ def render_series_text(data: dict[str, Any], colour: bool = False, show_noise: b
     confounded = data["confounded_steps"]
     if confounded:
         listed = ", ".join(f"T{n - 1}→T{n}" for n in confounded)
-        out.add(out.style("CONFOUNDED", bold=True, fg="red") + f" — more than one variable changed at {listed} (exit {data['exit_code']})")
+        out.add(
+            out.style("CONFOUNDED", bold=True, fg="red")
+            + f" — more than one variable changed at {listed} (exit {data['exit_code']})"
+        )
     else:
         out.add(out.style("ONE VARIABLE PER STEP", bold=True, fg="green") + f" (exit {data['exit_code']})")
     blind = data.get("uncomparable_steps") or []
     if blind:
         listed = ", ".join(f"T{n - 1}→T{n}" for n in blind)
-        out.add(out.style("  but", fg="yellow") + f" {listed}: the two trials recorded too little in common to tell "
-                "what changed; collect the same artefacts for every trial")
+        out.add(
+            out.style("  but", fg="yellow")
+            + f" {listed}: the two trials recorded too little in common to tell "
+            "what changed; collect the same artefacts for every trial"
+        )
     out.add("")
     width = max(len(t["label"]) for t in trials)
     for i, trial in enumerate(trials):
@@ -219,7 +247,9 @@ def render_series_text(data: dict[str, Any], colour: bool = False, show_noise: b
         out.add("")
         out.add(out.style("steps", bold=True))
         for step in detail:
-            out.add(f"  T{step['from']}→T{step['to']}: {step['verdict']}; failure: {step['failure']['conclusion']}")
+            out.add(
+                f"  T{step['from']}→T{step['to']}: {step['verdict']}; failure: {step['failure']['conclusion']}"
+            )
             for c in step["changes"]:
                 out.add(f"      {c['label']}: " + "; ".join(pair_text(k) for k in c["knobs"]))
             for d in step["drift"]:
@@ -238,7 +268,9 @@ def render_series_text(data: dict[str, Any], colour: bool = False, show_noise: b
             names = ", ".join(f"T{n}" for n in r["trials"])
             out.add(f"  {names}: {r['verdict']} — {r['message']}")
             for d in r["drift"]:
-                out.add(f"      drift between them: {d['message']} (T{', T'.join(str(n) for n in d['trials'])})")
+                out.add(
+                    f"      drift between them: {d['message']} (T{', T'.join(str(n) for n in d['trials'])})"
+                )
             if r["advice"] and r["verdict"] != "stable-pass":
                 out.add(f"      → {r['advice']}")
     out.add("")
@@ -259,4 +291,3 @@ def render_series_text(data: dict[str, Any], colour: bool = False, show_noise: b
             if p["advice"]:
                 out.add(f"      → {p['advice']}")
     return out.text()
-

@@ -51,8 +51,13 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 def render_html(report: dict[str, Any]) -> str:
-    return render("report.html.j2", r=report, run=report["runs"][report["primary"]], tl=timeline(report["runs"]),
-                  **helpers())
+    return render(
+        "report.html.j2",
+        r=report,
+        run=report["runs"][report["primary"]],
+        tl=timeline(report["runs"]),
+        **helpers(),
+    )
 
 
 def render_json(report: dict[str, Any]) -> str:

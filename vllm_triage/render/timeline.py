@@ -99,9 +99,16 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, An
         band = next(b for b in all_bands if b.phase == failed_phase)
         end_x = _error_x(band, reached)
         error = {
-            "x": round(end_x, 1), "y": y, "hang": fe.get("kind") == "hang", "category": fe.get("category"),
-            "where": fe.get("where"), "timestamp": fe.get("timestamp"), "phase": failed_phase,
-            "label": "stopped here, no error (hang)" if fe.get("kind") == "hang" else f"first error: {fe.get('category')}",
+            "x": round(end_x, 1),
+            "y": y,
+            "hang": fe.get("kind") == "hang",
+            "category": fe.get("category"),
+            "where": fe.get("where"),
+            "timestamp": fe.get("timestamp"),
+            "phase": failed_phase,
+            "label": "stopped here, no error (hang)"
+            if fe.get("kind") == "hang"
+            else f"first error: {fe.get('category')}",
             # The label goes on the side with room for it.
             "anchor": "start" if end_x < WIDTH - 240 else "end",
             "label_x": round(end_x + 12 if end_x < WIDTH - 240 else end_x - 12, 1),
@@ -119,16 +126,36 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, An
         elif run["ready"]:
             state = "passed"
         else:
-            state = "passed" if band.x + band.width <= end_x else ("reached" if band.x < end_x else "unreached")
-        states.append({"phase": band.phase, "x": round(band.x, 1), "width": round(band.width, 1), "state": state})
+            state = (
+                "passed" if band.x + band.width <= end_x else ("reached" if band.x < end_x else "unreached")
+            )
+        states.append(
+            {"phase": band.phase, "x": round(band.x, 1), "width": round(band.width, 1), "state": state}
+        )
     dots = [
-        {"x": round(s.x, 1), "y": y, "marker": s.marker, "reached": s.marker in reached, "where": where.get(s.marker, "")}
-        for b in all_bands for s in b.slots
+        {
+            "x": round(s.x, 1),
+            "y": y,
+            "marker": s.marker,
+            "reached": s.marker in reached,
+            "where": where.get(s.marker, ""),
+        }
+        for b in all_bands
+        for s in b.slots
     ]
     return {
-        "index": index, "y": y, "top": y - LANE_HEIGHT / 2 + 6, "height": LANE_HEIGHT - 12,
-        "label": run["label"], "number": run["number"], "phase": run["phase"], "ready": run["ready"],
-        "bands": states, "dots": dots, "progress_end": round(end_x, 1), "error": error,
+        "index": index,
+        "y": y,
+        "top": y - LANE_HEIGHT / 2 + 6,
+        "height": LANE_HEIGHT - 12,
+        "label": run["label"],
+        "number": run["number"],
+        "phase": run["phase"],
+        "ready": run["ready"],
+        "bands": states,
+        "dots": dots,
+        "progress_end": round(end_x, 1),
+        "error": error,
     }
 
 
@@ -138,11 +165,24 @@ def timeline(runs: list[dict[str, Any]]) -> dict[str, Any]:
     lanes = [lane(run, i, all_bands) for i, run in enumerate(runs)]
     height = HEADER + LANE_HEIGHT * len(runs) + FOOTER
     return {
-        "width": WIDTH, "height": height, "label_width": LABEL_WIDTH, "start_x": LABEL_WIDTH,
-        "bands": [{"phase": b.phase, "label": b.label, "x": round(b.x, 1), "width": round(b.width, 1),
-                   "center": round(b.x + b.width / 2, 1)} for b in all_bands],
+        "width": WIDTH,
+        "height": height,
+        "label_width": LABEL_WIDTH,
+        "start_x": LABEL_WIDTH,
+        "bands": [
+            {
+                "phase": b.phase,
+                "label": b.label,
+                "x": round(b.x, 1),
+                "width": round(b.width, 1),
+                "center": round(b.x + b.width / 2, 1),
+            }
+            for b in all_bands
+        ],
         "slots": [{"marker": s.marker, "x": round(s.x, 1)} for b in all_bands for s in b.slots],
-        "phase_title_y": PHASE_TITLE_Y, "milestone_label_y": MILESTONE_LABEL_Y, "lanes_top": HEADER - 4,
+        "phase_title_y": PHASE_TITLE_Y,
+        "milestone_label_y": MILESTONE_LABEL_Y,
+        "lanes_top": HEADER - 4,
         "lanes_bottom": HEADER + LANE_HEIGHT * len(runs),
         "lanes": lanes,
         "axis_y": height - FOOTER + 16,

@@ -31,7 +31,12 @@ def triage_to_json(result: TriageResult) -> dict[str, Any]:
         "consequences": [c.to_json() for c in chosen.consequences] if chosen else [],
         "findings": findings,
         "logs": [
-            {"file": a.file, "lines": a.lines, "phase": a.phase, "first_error_line": a.first_error.row.line if a.first_error else None}
+            {
+                "file": a.file,
+                "lines": a.lines,
+                "phase": a.phase,
+                "first_error_line": a.first_error.row.line if a.first_error else None,
+            }
             for a in result.analyses
         ],
     }

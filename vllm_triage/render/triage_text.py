@@ -52,7 +52,10 @@ def render_triage_text(data: dict[str, Any], colour: bool = False, verbose: bool
     known = data.get("known_issue")
     if known:
         out.append("")
-        out.append(style("known issue", bold=True) + f"  {known.get('title')} ({known.get('ref')}, score {known.get('score', 0):.2f})")
+        out.append(
+            style("known issue", bold=True)
+            + f"  {known.get('title')} ({known.get('ref')}, score {known.get('score', 0):.2f})"
+        )
         if known.get("workaround"):
             out.append(f"  workaround: {known['workaround']}")
     if data["consequences"]:
