@@ -223,3 +223,24 @@ def test_a_one_line_error_is_placed_by_the_traceback_that_unwinds_it(tmp_path, t
 def test_phase_confidence_follows_the_evidence(tmp_path, triage_json, log, confidence):
     data = triage_json(_write(tmp_path, log))
     assert data["phase_confidence"] == confidence
+
+
+def test_a_multi_line_statement_under_a_frame_is_code_not_an_error(tmp_path, triage_json):
+    w = "(VllmWorker rank=1 pid=301) ERROR 03-13 08:47:26 [multiproc_executor.py:470]"
+    site = "/usr/local/lib/python3.12/dist-packages/vllm/distributed/device_communicators"
+    log = (
+        f"{w} WorkerProc failed to start.\n"
+        f"{w} Traceback (most recent call last):\n"
+        f'{w}   File "{site}/pynccl.py", line 99, in __init__\n'
+        f"{w}     self.comm: ncclComm_t = self.nccl.ncclCommInitRank(\n"
+        f"{w}                             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        f'{w}   File "{site}/pynccl_wrapper.py", line 277, in ncclCommInitRank\n'
+        f'{w}     self.NCCL_CHECK(self._funcs["ncclCommInitRank"](ctypes.byref(comm),\n'
+        f"{w}                     unique_id, rank))  # NCCL error: a comment quoting an error\n"
+        f'{w}   File "{site}/pynccl_wrapper.py", line 256, in NCCL_CHECK\n'
+        f'{w}     raise RuntimeError(f"NCCL error: {{error_str}}")\n'
+        f"{w} RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("RuntimeError: NCCL error: unhandled cuda error")
+    assert data["phase"] == "cuda_init"

@@ -45,6 +45,7 @@ class Milestone:
     file: str
     line: int
     text: str
+    stream: tuple[str | None, int | None, int | None] = (None, None, None)  # the process that printed it
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -120,6 +120,9 @@ def _decide(
         return rule.phase, f"rule {rule.id} places this cause in {rule.phase}"
     if any(m.name == "ready" for m in reached):
         return "request", "the server was ready before the error"
+    # The call path before the milestones: milestones are printed by whichever process logs
+    # progress (V1's EngineCore delegates loading to workers that print it), the traceback's
+    # frames are the failing process's own; a disagreement is stated in the reason.
     strong, weak = frame_phase(frames, hints)
     if strong:
         return strong.phase, f"the traceback passes through {strong.function}()"

@@ -117,12 +117,23 @@ def collect_candidates(
     return Candidates(roots, consequences, plain_errors, warnings)
 
 
+CODE_LINES_PER_FRAME = 12
+
+
 def _is_source_code_line(index: StreamIndex, row: Row) -> bool:
-    """A traceback shows the source line under each frame; it may quote an error message."""
+    """A traceback shows the source under each frame; it may quote an error message.
+
+    Python 3.11+ prints the whole statement (several indented lines) and caret lines under it,
+    so a code line is any indented line reached from a frame line through indented lines only.
+    """
     if not row.message[:1].isspace():
         return False
-    previous = next(index.neighbours(row, -1, 1), None)
-    return previous is not None and bool(FRAME_LINE.match(previous.message))
+    for previous in index.neighbours(row, -1, CODE_LINES_PER_FRAME):
+        if FRAME_LINE.match(previous.message):
+            return True
+        if not previous.message[:1].isspace():
+            return False
+    return False
 
 
 def _raised_in_teardown(index: StreamIndex, row: Row, teardown: frozenset[str]) -> bool:
