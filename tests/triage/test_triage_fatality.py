@@ -244,3 +244,25 @@ def test_a_multi_line_statement_under_a_frame_is_code_not_an_error(tmp_path, tri
     data = triage_json(_write(tmp_path, log))
     assert data["first_error"]["message"].startswith("RuntimeError: NCCL error: unhandled cuda error")
     assert data["phase"] == "cuda_init"
+
+
+def _heartbeat(second: int, generated: str) -> str:
+    return (
+        f"{A} INFO 09-21 12:10:{second:02d} [loggers.py:123] Engine 000: Avg prompt throughput: 10.0 tokens/s, "
+        f"Avg generation throughput: {generated} tokens/s, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 4.1%\n"
+    )
+
+
+def test_heartbeats_that_keep_generating_prove_a_request_time_warning_was_survived(tmp_path, triage_json):
+    shm = (
+        f"{E} INFO 09-21 12:10:00 [shm_broadcast.py:466] No available shared memory broadcast block found in 60 "
+        "seconds. This typically happens when some processes are hanging or doing some time-consuming work.\n"
+    )
+    healthy = V1_START + f"{A} INFO:     Application startup complete.\n" + shm
+    data = triage_json(_write(tmp_path, healthy + _heartbeat(10, "95.1") + _heartbeat(20, "88.0")))
+    assert data["phase"] == "none"
+    assert "No available shared memory broadcast block" in _survived(data)[0]["message"]
+    # One heartbeat may still count tokens generated before the hang: no proof.
+    data = triage_json(_write(tmp_path, healthy + _heartbeat(10, "95.1"), name="one.log"))
+    assert data["phase"] == "request"
+    assert _survived(data) == []

@@ -27,9 +27,13 @@ from vllm_triage.engine.rules import Rule
 # Start-up steps that open a run: seeing one again after an error means the server was
 # restarted, and what follows belongs to another run.
 _RESTART_STEPS = ("platform", "version", "args", "engine_banner")
-# A completion served: throughput heartbeats are not proof (they report tokens generated before
-# the crash too), health checks only prove the API process lives.
+# A completion served (health checks only prove the API process lives).
 _SERVED_OK = re.compile(r'"POST /v1/\S* HTTP/[\d.]+" 2\d\d')
+# The stats heartbeat: the first one after an error may still count tokens generated before it,
+# so only a second heartbeat that generated tokens proves the engine kept going (a dead engine
+# prints none: its loop has stopped).
+_GENERATING = re.compile(r"Avg generation throughput: (?!0\.0 )\d[\d.]*")
+HEARTBEATS_NEEDED = 2
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,9 @@ class FatalityJudge:
         self.markers = marker_rows(rows, rules, order)
         self.ready_line = next((m.row.line for m in self.markers if m.name == "ready"), None)
         self.served = [m.row.line for m in self.markers if m.serving and _SERVED_OK.search(m.row.message)]
+        self.generating = [
+            m.row.line for m in self.markers if m.serving and _GENERATING.search(m.row.message)
+        ]
 
     def last_startup_line(self, before: int | None = None) -> Row | None:
         """The last start-up milestone line printed (before `before`): where a silent stop is placed."""
@@ -110,5 +117,8 @@ class FatalityJudge:
     def _served_after(self, block_end: int) -> Survival | None:
         line = next((n for n in self.served if n > block_end), None)
         if line is None:
-            return None
+            heartbeats = [n for n in self.generating if n > block_end]
+            if len(heartbeats) < HEARTBEATS_NEEDED:
+                return None
+            line = heartbeats[HEARTBEATS_NEEDED - 1]
         return Survival(line, f"the server went on serving requests (line {line})")
