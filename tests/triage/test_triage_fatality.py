@@ -266,3 +266,18 @@ def test_heartbeats_that_keep_generating_prove_a_request_time_warning_was_surviv
     data = triage_json(_write(tmp_path, healthy + _heartbeat(10, "95.1"), name="one.log"))
     assert data["phase"] == "request"
     assert _survived(data) == []
+
+
+def test_hub_probes_that_vllm_retries_or_swallows_are_never_the_root(tmp_path, triage_json):
+    # A local model path passed as a repo id: with_retry logs each failed attempt and
+    # try_get_safetensors_metadata swallows the last one; start-up goes on.
+    log = (
+        f"{A} INFO 08-29 11:23:39 [__init__.py:742] Resolved architecture: GptOssForCausalLM\n"
+        f"{A} ERROR 08-29 11:23:39 [config.py:130] Error retrieving safetensors: Repo id must be in the form "
+        "'repo_name' or 'namespace/repo_name': '/data/gpt-oss-20b'. Use `repo_type` argument if needed., retrying 1 of 2\n"
+        f"{A} ERROR 08-29 11:23:41 [config.py:128] Error retrieving safetensors: Repo id must be in the form "
+        "'repo_name' or 'namespace/repo_name': '/data/gpt-oss-20b'. Use `repo_type` argument if needed.\n"
+        f"{A} ERROR 08-29 11:23:45 [core.py:700] ValueError: Unsupported attention head size 80\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"] == "ValueError: Unsupported attention head size 80"
