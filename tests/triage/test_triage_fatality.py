@@ -57,7 +57,7 @@ def test_a_retried_hub_failure_is_survived_and_the_later_fatal_error_is_the_root
 
 def test_an_error_logged_before_the_server_became_ready_is_no_failure(tmp_path, triage_json):
     log = V1_START + (
-        f"{E} ERROR 09-21 11:04:13 [weight_utils.py:120] Error retrieving safetensors: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /api/models/org/m\n"
+        f"{E} ERROR 09-21 11:04:13 [weight_utils.py:120] Cannot list revisions: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /api/models/org/m\n"
         f"{E} INFO 09-21 11:04:18 [default_loader.py:268] Loading weights took 4.51 seconds\n"
         f"{E} INFO 09-21 11:05:02 [core.py:214] init engine (profile, create kv cache, warmup model) took 41.2 seconds\n"
         f"{A} INFO 09-21 11:05:04 [api_server.py:1971] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
@@ -66,7 +66,7 @@ def test_an_error_logged_before_the_server_became_ready_is_no_failure(tmp_path, 
     data = triage_json(_write(tmp_path, log))
     assert data["phase"] == "none"
     assert data["first_error"] is None
-    assert "Error retrieving safetensors" in _survived(data)[0]["message"]
+    assert "Cannot list revisions" in _survived(data)[0]["message"]
 
 
 def test_a_request_error_followed_by_served_requests_is_survived(tmp_path, triage_json):
