@@ -15,6 +15,7 @@ from vllm_triage.analysis.model import Consequence, ErrorBlock, Finding, LogAnal
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
 from vllm_triage.analysis.root import Candidate, collect_candidates
 from vllm_triage.engine.matcher import CompiledRules
+from vllm_triage.engine.rules import Rule
 from vllm_triage.engine.scan import ScanResult
 from vllm_triage.phases import NO_FAILURE, phase_index
 
@@ -127,7 +128,7 @@ def _error_block(
     milestones: list[Milestone],
     consequences: list[Candidate],
     roots: list[Candidate],
-) -> tuple[ErrorBlock, str, str]:
+) -> tuple[ErrorBlock, PhaseDecision]:
     block = block_around(index, chosen.row)
     # The most specific rule anywhere in the block names the cause (a generic headline may open a
     # block whose exception line a rule knows).
@@ -264,7 +265,13 @@ def _died_silently(
     return block, PhaseDecision(last.phase, reason, "medium")
 
 
-def _hang(milestones, judge: FatalityJudge, ready_line, stop, rules):
+def _hang(
+    milestones: list[Milestone],
+    judge: FatalityJudge,
+    ready_line: int | None,
+    stop: int | None,
+    rules: dict[str, Rule],
+) -> tuple[ErrorBlock | None, PhaseDecision]:
     """No error: a log that stops mid-startup (or is stopped by a signal there) is a hang."""
     if ready_line is not None or not milestones:
         return None, PhaseDecision(NO_FAILURE, "no error found", "high")
