@@ -1,0 +1,39 @@
+"""nvidia-smi --version and /proc/driver/nvidia/version."""
+
+from __future__ import annotations
+
+import re
+
+from vllm_triage.parsers.base import PasteLine
+from vllm_triage.parsers.nvidia_smi.common import (
+    VERSION,
+    Out,
+)
+
+VERSION_LINE = re.compile(r"^(NVIDIA-SMI|NVML|DRIVER|CUDA) [Vv]ersion\s*:\s*(\S+)")
+PROC_VERSION = re.compile(r"^NVRM version:\s*(.*)$")
+
+
+def read(lines: list[PasteLine], out: Out) -> None:
+    names = {"DRIVER": "driver_version", "CUDA": "cuda_version", "NVML": "nvml_version"}
+    for line in lines:
+        match = VERSION_LINE.match(line.text.strip())
+        if match and match.group(1) in names and VERSION.match(match.group(2)):
+            out.fact(names[match.group(1)], match.group(2), line.number)
+
+
+_NVRM = re.compile(r"Kernel Module(?:\s+for\s+\w+)?\s+(\d+\.\d+(?:\.\d+)?)")
+
+
+def read_proc(lines: list[PasteLine], out: Out) -> None:
+    for line in lines:
+        match = PROC_VERSION.match(line.text.strip())
+        if not match:
+            continue
+        version = _NVRM.search(match.group(1))
+        if version:
+            out.fact("driver_version", version.group(1), line.number, "loaded kernel module")
+            # Blackwell and newer GPUs need the open kernel module; say which one is loaded.
+            module = "open" if "Open Kernel Module" in match.group(1) else "proprietary"
+            out.fact("driver_kernel_module", module, line.number)
+        return
