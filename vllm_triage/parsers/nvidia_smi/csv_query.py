@@ -1,7 +1,14 @@
-"""nvidia-smi --query-gpu / --query-compute-apps output (--format=csv[,noheader][,nounits])."""
+"""nvidia-smi --query-gpu / --query-compute-apps output (--format=csv[,noheader][,nounits]).
+
+Rows are split with the standard library's csv reader (nvidia-smi separates fields with ", ").
+Without a header the columns come from the command line when the paste shows it; without either,
+only columns whose values say what they are get a name (see `_guess_field`), and a value nvidia-smi
+could not read (`[N/A]`, `[Not Supported]`) is None with the reason in a note.
+"""
 
 from __future__ import annotations
 
+import csv
 import re
 from dataclasses import dataclass, field
 
@@ -13,6 +20,7 @@ from vllm_triage.parsers.nvidia_smi.common import (
     Out,
     int_or_none,
     mig_from_modes,
+    unavailable,
 )
 
 _QUERY_COMMAND = re.compile(r"--query-(gpu|compute-apps)[= ]([\w.,]+)")
@@ -54,9 +62,17 @@ def query_commands(lines: list[PasteLine]) -> list[tuple[str, list[str], str, in
     return found
 
 
+def split(text: str) -> list[str]:
+    """The fields of one csv line, stripped; a quoted field may hold a comma."""
+    try:
+        return [value.strip() for value in next(csv.reader([text], skipinitialspace=True), [])]
+    except csv.Error:  # an unclosed quote in a paste: no csv row
+        return []
+
+
 def _csv_header(text: str) -> list[str] | None:
     """The field names of a csv header line; two known names at least, so 'name, count' prose is no header."""
-    tokens = [token.strip() for token in text.split(",")]
+    tokens = split(text)
     if len(tokens) < 2 or not all(_FIELD_LIKE.match(token) for token in tokens):
         return None
     fields = [_field(token) for token in tokens]
@@ -91,7 +107,7 @@ def csv_blocks(lines: list[PasteLine], commands: list[tuple[str, list[str], str,
             continue
         if text == "No running processes found" and current.query == "compute-apps":
             continue
-        values = [value.strip() for value in text.split(",")]
+        values = split(text)
         if len(values) == len(current.fields):
             current.rows.append((line.number, values))
             continue
@@ -115,14 +131,16 @@ def _plausible(block: _CsvBlock) -> bool:
 def _headless_block(lines: list[PasteLine]) -> list[_CsvBlock]:
     """`--format=csv,noheader` pasted without its command: name the columns that say what they are.
 
-    Only unambiguous columns are named (a GPU name, a GPU UUID, a driver version, an index 0..n-1);
-    memory columns stay unnamed because used, free and total look alike. A GPU-name column is
-    required, so --query-compute-apps rows (process names) are never taken for GPUs.
+    Only unambiguous columns are named (a GPU name, a GPU UUID, a driver version, an index 0..n-1,
+    a process path); memory columns stay unnamed because used, free and total look alike. Rows count
+    as nvidia-smi output only with one identity column (name, UUID or driver version) and a second
+    sign (another of those, a `NNN MiB` value, a `[N/A]`), so prose and other tables are left alone.
+    A UUID column beside a process column is --query-compute-apps, never GPUs.
     """
     rows: list[tuple[int, list[str]]] = []
     for line in lines:
         text = line.text.strip()
-        values = [value.strip() for value in text.split(",")]
+        values = split(text) if "," in text else []
         if len(values) < 2 or "nvidia-smi" in text or text.startswith(("|", "+")):
             if rows:
                 break
@@ -134,13 +152,39 @@ def _headless_block(lines: list[PasteLine]) -> list[_CsvBlock]:
         return []
     columns = list(zip(*(values for _, values in rows), strict=True))
     fields = [_guess_field(position, column) for position, column in enumerate(columns)]
-    # a GPU-name column and one more telling column, so prose that starts with "NVIDIA" is no csv
-    telling = any(name in ("uuid", "driver_version", "index") for name in fields) or any(
-        re.fullmatch(r"\d+ MiB", value) for _, values in rows for value in values
+    values = [value for _, row in rows for value in row]
+    identity = [name for name in fields if name in ("name", "uuid", "driver_version")]
+    signs = (
+        len(identity)
+        + any(_MIB.fullmatch(value) for value in values)
+        + any(_BRACKETED.match(value) for value in values)
+        + ("uuid" in fields and "process_name" in fields)  # a process beside a GPU UUID: compute-apps
     )
-    if "name" not in fields or not telling:
+    if not identity or signs < 2:
         return []
+    if "uuid" in fields and "name" not in fields and "process_name" in fields:
+        return [_CsvBlock(_app_fields(fields, columns), "compute-apps", None, rows)]
+    fields = [f"column{at}" if name == "process_name" else name for at, name in enumerate(fields)]
     return [_CsvBlock(fields, "gpu", None, rows)]
+
+
+_MIB = re.compile(r"\d+ MiB")
+_BRACKETED = re.compile(r"^\[(?:N/A|Not Supported|Insufficient Permissions|Unknown Error)\]$")
+# a process as --query-compute-apps prints it: a path or a program name, never a number or N/A
+_PROCESS = re.compile(r"^(?:/[\w.@+/-]+|[A-Za-z][\w.+-]*(?:::[\w.-]+)?)$")
+
+
+def _app_fields(fields: list[str], columns: list[tuple[str, ...]]) -> list[str]:
+    """pid and used memory of headerless compute-apps rows, named only where they cannot be swapped."""
+    named = ["gpu_uuid" if name == "uuid" else name for name in fields]
+    numeric = [at for at, name in enumerate(named) if name.startswith("column")]
+    mib = [at for at in numeric if all(_MIB.fullmatch(value) for value in columns[at])]
+    plain = [at for at in numeric if all(value.isdigit() for value in columns[at])]
+    if len(mib) == 1:
+        named[mib[0]] = "used_gpu_memory"
+    if len(plain) == 1:  # with nounits, pid and used memory are both bare integers: left unnamed
+        named[plain[0]] = "pid"
+    return named
 
 
 def _guess_field(position: int, column: tuple[str, ...]) -> str:
@@ -152,6 +196,10 @@ def _guess_field(position: int, column: tuple[str, ...]) -> str:
         return "driver_version"
     if position == 0 and list(column) == [str(number) for number in range(len(column))]:
         return "index"
+    if all(_PROCESS.match(value) and not GPU_NAME.match(value) for value in column) and any(
+        "/" in value or "python" in value.lower() or "vllm" in value.lower() for value in column
+    ):
+        return "process_name"
     return f"column{position}"
 
 
@@ -235,11 +283,16 @@ def _emit_csv_gpus(block: _CsvBlock, rows: list[tuple[int, list[str]]], out: Out
             out.fact(fact, values, first)
     for column, fact in (("memory.used", "gpu_memory_used_mib"), ("memory.total", "gpu_memory_total_mib")):
         values = _column(block, rows, column)
-        if values:
-            numbers = [int_or_none(value) for value in values]
-            out.fact(
-                fact, numbers, first, "None where nvidia-smi printed no number" if None in numbers else None
-            )
+        if not values:
+            continue
+        numbers = [int_or_none(value) for value in values]
+        reasons = sorted({reason for reason in map(unavailable, values) if reason})
+        if reasons:
+            # GB10 / DGX Spark and Jetson print [N/A] for memory: unified memory has no framebuffer figure
+            out.note(f"--query-gpu: {column} shows {', '.join(reasons)} (unified memory or no NVML support)")
+        if all(number is None for number in numbers):
+            continue
+        out.fact(fact, numbers, first, "None where nvidia-smi printed no number" if None in numbers else None)
     modes = _column(block, rows, "mig.mode.current")
     if modes:
         mig_from_modes(
@@ -255,6 +308,11 @@ def _emit_csv_gpus(block: _CsvBlock, rows: list[tuple[int, list[str]]], out: Out
 
 def _emit_csv_apps(block: _CsvBlock, rows: list[tuple[int, list[str]]], out: Out) -> None:
     line = rows[0][0] if rows else block.header_line
+    named = [name for name in block.fields if not name.startswith("column")]
+    if block.header_line is None and len(named) < len(block.fields):
+        out.note(
+            f"--query-compute-apps output without a header or command: only {', '.join(named)} recognised"
+        )
     out.fact("gpu_processes", len(rows), line)
     pids = _column(block, rows, "pid") or [""] * len(rows)
     names = _column(block, rows, "process_name") or [None] * len(rows)

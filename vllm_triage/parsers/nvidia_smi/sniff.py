@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from vllm_triage.parsers.base import PasteLine
-from vllm_triage.parsers.nvidia_smi import csv_query, errors, gpu_list, table, topo, version
+from vllm_triage.parsers.nvidia_smi import csv_query, errors, gpu_list, query, table, topo, version, xml_log
 from vllm_triage.parsers.nvidia_smi.common import BUS_ID
 
 # Sub-kinds in the order their facts are trusted when one file holds several forms.
@@ -19,7 +19,8 @@ SUBKINDS = ("table", "query", "xml", "csv", "list", "topo", "version", "proc_ver
 _QUERY_MARK = re.compile(
     r"^=+\s*NVSMI LOG\s*=+\s*$|^Attached GPUs\s*:\s*\d+|^GPU\s+" + BUS_ID.pattern + r"\s*$"
 )
-_XML_MARK = re.compile(r"<nvidia_smi_log\b")
+# A -q line: a key nvidia-smi pads to its value column, or a section header alone on its line.
+_QUERY_KEY = re.compile(r"^\s*([A-Z][\w./ -]{0,60}?\w)(\s+):\s")
 
 # Text that other roles own. nvidia-smi is sniffed first, so it must leave them alone:
 # collect_env embeds a topology matrix, "GPU 0: NVIDIA H200" lines and "Nvidia driver version:".
@@ -58,6 +59,7 @@ def detect(lines: list[PasteLine]) -> list[str]:
     """Every sub-kind present in the lines, in SUBKINDS order."""
     texts = [line.text for line in lines]
     found: set[str] = set()
+    query_lines: list[int] = []  # [lines that are -q keys, of which padded by 2+ spaces]
     for text in texts:
         if text.lstrip().startswith(("|", "+")):  # a table row is nothing else: skip the other tests
             if "table" not in found and (table.BANNER.match(text) or table.MARKS.search(text)):
@@ -68,8 +70,8 @@ def detect(lines: list[PasteLine]) -> list[str]:
             found.add("list")
         elif _QUERY_MARK.match(text):
             found.add("query")
-        elif _XML_MARK.search(text):
-            found.add("xml")
+        elif _query_line(text, query_lines):
+            pass
         elif topo.TOPO_ROW.match(text):
             found.add("topo")
         elif version.VERSION_LINE.match(text) and not text.startswith("CUDA"):
@@ -78,6 +80,30 @@ def detect(lines: list[PasteLine]) -> list[str]:
             found.add("proc_version")
         elif errors.ANY_ERROR.search(text):
             found.add("error")
+    if query_lines and (query_lines[0] >= 2 or query_lines[1] >= 1):
+        found.add("query")  # a piece of -q pasted from the middle: two known keys, or one aligned one
+    if len(xml_log.FRAGMENT_TAGS.findall("\n".join(texts))) >= 2:
+        found.add("xml")
     if csv_query.csv_blocks(lines, csv_query.query_commands(lines)):
         found.add("csv")
     return [kind for kind in SUBKINDS if kind in found]
+
+
+def _query_line(text: str, counts: list[int]) -> bool:
+    """Count a known -q key or section header into counts ([known, aligned]); True when it was one."""
+    stripped = text.strip()
+    if version.VERSION_LINE.match(stripped):
+        return False  # `CUDA Version : 13.0` is in --version output too: it proves no -q
+    key = _QUERY_KEY.match(text)
+    if key and (key.group(1) in query.GPU_KEYS or key.group(1) in query.HEAD_KEYS):
+        if not counts:
+            counts.extend([0, 0])
+        counts[0] += 1
+        counts[1] += len(key.group(2)) >= 2
+        return True
+    if stripped in query.SECTIONS and stripped == text.strip() and len(stripped.split()) >= 2:
+        if not counts:
+            counts.extend([0, 0])
+        counts[0] += 1
+        return True
+    return False

@@ -19,6 +19,7 @@ from vllm_triage.parsers.nvidia_smi.common import (
     first_line,
     int_or_none,
     mig_from_modes,
+    unavailable,
 )
 
 BANNER = re.compile(r"^\s*\|\s*NVIDIA-SMI\s+\d")
@@ -29,8 +30,10 @@ MARKS = re.compile(
 
 _BORDER = re.compile(r"^[+|](?=.*[-=]{3})[-=+|\s]*$")
 _SMI_VERSION = re.compile(r"NVIDIA-SMI\s+(\d[\w.-]*)")
-_DRIVER_IN_BANNER = re.compile(r"Driver Version:\s*(\d[\w.-]*)")
-_CUDA_IN_BANNER = re.compile(r"CUDA Version:\s*(\S+)")
+# 610+ drivers name the kernel-mode driver `KMD Version` and the CUDA the user-mode driver
+# supports `CUDA UMD Version`; the values mean what `Driver Version` / `CUDA Version` meant.
+_DRIVER_IN_BANNER = re.compile(r"(?:Driver|KMD) Version:\s*(\d[\w.-]*)")
+_CUDA_IN_BANNER = re.compile(r"CUDA (?:UMD )?Version:\s*(\S+)")
 _GPU_CELL = re.compile(r"^\s*(\d+)\s+(\S.*?)\s*$")
 _PERSISTENCE = re.compile(r"^(.*?)\s+(On|Off|TCC|WDDM|N/A)$")
 _MEMORY_CELL = re.compile(r"(\d+)\s*MiB\s*/\s*(?:(\d+)\s*MiB)?")
@@ -52,6 +55,7 @@ class _TableGpu:
     total: int | None = None
     memory_line: int | None = None
     memory_seen: bool = False
+    memory_reason: str | None = None  # what the cell says instead of numbers: 'Not Supported', 'N/A'
     mig_mode: str | None = None
     mig_line: int | None = None
     closed: bool = False
@@ -217,6 +221,8 @@ def _gpu_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
         if memory:
             gpu.used = int(memory.group(1))
             gpu.total = int(memory.group(2)) if memory.group(2) else None
+        elif len(cells) >= 2:
+            gpu.memory_reason = unavailable(cells[1])
         return
     if len(cells) >= 3 and not cells[0].strip() and row_complete:
         mode = cells[-1].strip()
@@ -335,14 +341,21 @@ def _emit_memory(gpus: list[_TableGpu], out: Out) -> None:
     used = [gpu.used for gpu in gpus]
     total = [gpu.total for gpu in gpus]
     line = next((gpu.memory_line for gpu in gpus if gpu.memory_line), gpus[0].line)
+    reported = [gpu for gpu in gpus if gpu.memory_reason]
+    if reported:
+        # unified memory (GB10 / DGX Spark, Jetson) has no framebuffer for NVML to report
+        shown = ", ".join(f"GPU {gpu.index}: {gpu.memory_reason}" for gpu in reported)
+        what = "memory facts left out" if len(reported) == len(gpus) else "None in its place in the lists"
+        out.note(f"Memory-Usage shows no figure ({shown}): unified memory or no NVML support; {what}")
     for name, values in (("gpu_memory_used_mib", used), ("gpu_memory_total_mib", total)):
         if all(value is None for value in values):
-            out.note(f"the Memory-Usage column is not readable: {name} left out")
+            if not reported:
+                out.note(f"the Memory-Usage column is not readable: {name} left out")
             continue
         missing = [gpu.index for gpu, value in zip(gpus, values, strict=True) if value is None]
         note = f"unreadable for GPU(s) {missing}" if missing else None
         out.fact(name, values, line, note)
-        if missing:
+        if missing and len(reported) < len(missing):
             out.note(f"{name}: unreadable (cut off or ERR!) for GPU(s) {missing}: None in the list")
 
 

@@ -10,15 +10,25 @@ from vllm_triage.parsers.nvidia_smi.common import (
     Out,
 )
 
-VERSION_LINE = re.compile(r"^(NVIDIA-SMI|NVML|DRIVER|CUDA) [Vv]ersion\s*:\s*(\S+)")
+# 610+ prints `KMD version` (the kernel-mode driver) and `CUDA UMD version` (what the user-mode
+# driver supports) where older drivers print `DRIVER version` and `CUDA Version`.
+VERSION_LINE = re.compile(r"^(NVIDIA-SMI|NVML|DRIVER|KMD|CUDA UMD|CUDA) [Vv]ersion\s*:\s*(\S+)")
 PROC_VERSION = re.compile(r"^NVRM version:\s*(.*)$")
 
 
 def read(lines: list[PasteLine], out: Out) -> None:
-    names = {"DRIVER": "driver_version", "CUDA": "cuda_version", "NVML": "nvml_version"}
+    names = {
+        "DRIVER": "driver_version",
+        "KMD": "driver_version",
+        "CUDA": "cuda_version",
+        "CUDA UMD": "cuda_version",
+        "NVML": "nvml_version",
+    }
     for line in lines:
         match = VERSION_LINE.match(line.text.strip())
-        if match and match.group(1) in names and VERSION.match(match.group(2)):
+        if not match or match.group(1) not in names or not VERSION.match(match.group(2)):
+            continue
+        if not out.has(names[match.group(1)]):  # KMD and DRIVER name the same value
             out.fact(names[match.group(1)], match.group(2), line.number)
 
 
