@@ -101,6 +101,7 @@ KINDS = {
     "csv-compute-apps-noheader-nounits-no-command.txt": "csv",
     "csv-compute-apps-noheader-units-no-command.txt": "csv",
     "version-610-kmd-umd.txt": "version",
+    "table-580-gpu-rows-only-fragment.txt": "table",
     "not-psql-table.txt": None,
     "not-inventory-csv.txt": None,
     "not-xml-pom.xml": None,

@@ -85,6 +85,28 @@ def test_unified_memory_not_supported_is_said_not_guessed() -> None:
     assert got["gpu_process_list"][1]["used_mib"] == 71264
 
 
+def test_gpu_rows_pasted_alone_are_read_but_not_counted() -> None:
+    result = run("table-580-gpu-rows-only-fragment.txt")
+    got = facts(result)
+    assert result.kind == "nvidia_smi.table"
+    assert got["gpu_models"] == ["NVIDIA H100 80GB HBM3"] * 2 and line(result, "gpu_models") == 1
+    assert got["gpu_memory_used_mib"] == [70214, 70214] and got["mig_enabled"] is False
+    assert "gpu_count" not in got  # rows of GPUs 4 and 5: the machine has more
+    assert "without the table's header (first GPU 4)" in notes(result)
+
+
+def test_process_rows_pasted_alone_give_a_lower_bound() -> None:
+    text = (
+        "|    0   N/A  N/A         1192044      C   VLLM::EngineCore                      70210MiB |\n"
+        "|    1   N/A  N/A         1192301      C   VLLM::Worker_TP1                      70188MiB |\n"
+    )
+    result = parse(text, "procs.txt", "host")
+    got = facts(result)
+    assert looks_like(text) == "table"
+    assert got["gpu_processes"] == 2 and [p["pid"] for p in got["gpu_process_list"]] == [1192044, 1192301]
+    assert "more may be missing" in notes(result)
+
+
 # --- -q -------------------------------------------------------------------------------------------
 
 
@@ -222,6 +244,11 @@ def test_csv_field_with_a_quoted_comma_is_one_field() -> None:
     got = facts(parse(text, "q.csv", "host"))
     assert got["gpu_models"] == ["NVIDIA A100-SXM4-80GB, MIG 1g.10gb"]
     assert got["gpu_memory_total_mib"] == [81920]
+
+
+def test_headerless_jetson_row_with_na_memory() -> None:
+    got = facts(parse("Orin (nvgpu), [N/A], [N/A]\n", "q.csv", "host"))
+    assert got == {"gpu_count": 1, "gpu_models": ["Orin (nvgpu)"]}
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,8 @@ from vllm_triage.provenance import Provenance
 VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
 BUS_ID = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]")
 GPU_UUID = re.compile(r"^GPU-[0-9a-fA-F]{8}-[0-9a-fA-F-]{4,}$")
-GPU_NAME = re.compile(r"^(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|GRID|Jetson|Orin)\b")
+# Jetson boards name the GPU by the SoC: 'Orin (nvgpu)', 'NVIDIA Thor', 'Xavier'.
+GPU_NAME = re.compile(r"^(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|GRID|Jetson|Orin|Thor|Xavier)\b")
 
 # What nvidia-smi prints where it has no value: "N/A", "[N/A]" (csv), "Not Supported" (GB10 / DGX
 # Spark and Jetson unified memory has no framebuffer to report), "[Not Supported]",

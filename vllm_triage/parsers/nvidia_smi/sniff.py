@@ -62,7 +62,7 @@ def detect(lines: list[PasteLine]) -> list[str]:
     query_lines: list[int] = []  # [lines that are -q keys, of which padded by 2+ spaces]
     for text in texts:
         if text.lstrip().startswith(("|", "+")):  # a table row is nothing else: skip the other tests
-            if "table" not in found and (table.BANNER.match(text) or table.MARKS.search(text)):
+            if "table" not in found and _table_row(text):
                 found.add("table")
         elif table.MARKS.search(text):
             found.add("table")
@@ -107,3 +107,14 @@ def _query_line(text: str, counts: list[int]) -> bool:
         counts[0] += 1
         return True
     return False
+
+
+def _table_row(text: str) -> bool:
+    """A row of the default screen: the banner, a header, or a GPU / memory / process row of a fragment."""
+    return bool(
+        table.BANNER.match(text)
+        or table.MARKS.search(text)
+        or table.GPU_ROW.match(text)
+        or table.MEMORY_ROW.match(text)
+        or table.PROCESS_ROW_ALONE.match(text)
+    )

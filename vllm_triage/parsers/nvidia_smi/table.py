@@ -42,6 +42,13 @@ _PROCESS_ROW = re.compile(
     r"(?P<type>[CGM](?:\+[CGM])*)\s+(?P<name>.*?)\s*(?:(?P<mem>\d+\s*MiB|N/A|\d*\.\.\.)\s*)?(?:\|\s*)?$"
 )
 _MIG_ROW = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
+# Rows that are nvidia-smi's even when pasted alone, with no banner or headers: a GPU row with its
+# bus-id cell, a 'used / total' memory cell, a process row ending in its memory.
+GPU_ROW = re.compile(r"^\s*\|\s*\d+\s+\S.*?\|\s*" + BUS_ID.pattern + r"\s+(?:On|Off)\s*\|")
+MEMORY_ROW = re.compile(r"^\s*\|[^|]*\|\s*\d+MiB\s*/\s*\d+MiB\s*\|")
+PROCESS_ROW_ALONE = re.compile(
+    r"^\s*\|\s*\d+\s+(?:(?:\d+|N/A)\s+(?:\d+|N/A)\s+)?\d+\s+(?:C|G|C\+G|M|M\+C)\s+\S.*?\s(?:\d+MiB|N/A)\s*\|$"
+)
 _GPU_ERROR_CELL = re.compile(r"ERR!|Unknown Error|GPU is lost")
 
 
@@ -88,6 +95,7 @@ class _Snapshot:
     mig_state: str = "absent"
     mig_devices: list[dict[str, Any]] = field(default_factory=list)
     mig_devices_line: int | None = None
+    header_seen: bool = False  # the column header rows above the GPUs (a fragment may start below them)
 
     @property
     def gpu_table_closed(self) -> bool:
@@ -184,6 +192,10 @@ def _table_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
     if re.match(r"^\|\s*MIG devices:", text):
         snap.section, snap.mig_state = "mig", "header"
         return
+    if not snap.gpus and re.search(r"Persistence-M|Bus-Id|TCC/WDDM", text):
+        snap.header_seen = True
+    if snap.section == "gpus" and snap.process_state == "absent" and PROCESS_ROW_ALONE.match(text):
+        snap.section, snap.process_state = "processes", "rows"  # process rows pasted without their header
     if snap.section == "processes":
         _process_line(snap, line, text)
     elif snap.section == "mig":
@@ -318,7 +330,13 @@ def _emit_gpus(snap: _Snapshot, out: Out) -> None:
     if not gpus:
         return
     first = gpus[0].line
-    if snap.gpu_table_closed:
+    whole = (snap.header_seen or snap.banner is not None) and gpus[0].index == 0
+    if snap.gpu_table_closed and not whole:
+        out.note(
+            f"GPU rows pasted without the table's header (first GPU {gpus[0].index}): gpu_count left out, "
+            "the paste may hold only some of the GPUs"
+        )
+    elif snap.gpu_table_closed:
         out.fact("gpu_count", len(gpus), first)
     else:
         out.note(
