@@ -157,6 +157,23 @@ def test_query_fragment_of_two_gpus_without_headers_starts_a_gpu_on_each_product
     assert got["gpu_memory_used_mib"] == [20010, 4]
 
 
+def test_query_processes_section_alone() -> None:
+    text = (
+        "    Processes\n"
+        "        GPU instance ID                   : N/A\n"
+        "        Compute instance ID               : N/A\n"
+        "        Process ID                        : 40917\n"
+        "            Type                          : C\n"
+        "            Name                          : python3\n"
+        "            Used GPU Memory               : 71264 MiB\n"
+    )
+    got = facts(parse(text, "q.txt", "host"))
+    assert got["gpu_processes"] == 1
+    assert got["gpu_process_list"] == [
+        {"gpu": None, "pid": 40917, "name": "python3", "used_mib": 71264, "type": "C"}
+    ]
+
+
 def test_one_aligned_query_line_is_enough_but_an_unaligned_one_is_not() -> None:
     assert looks_like("    Product Name                          : NVIDIA L40S\n") == "query"
     assert looks_like("Product Name: Widget 3000\n") is None  # a colon right after a word: any form

@@ -28,22 +28,24 @@ _LEADING_VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:\s|$)")
 
 # Keys only the GPU sections of -q print: one of them before any `GPU 0000…` line is a fragment.
 GPU_KEYS = frozenset(
-    """Product Name|Product Brand|Product Architecture|GPU UUID|Persistence Mode|Minor Number|VBIOS Version
-    |MultiGPU Board|Board ID|GPU Part Number|Compute Mode|Display Mode|Display Active|Accounting Mode
-    |Bus Id|Performance State|Addressing Mode|Serial Number|Module ID|GPU PDI""".replace("\n", "")
-    .replace("    ", "")
-    .split("|")
-)
+    (
+        "Product Name", "Product Brand", "Product Architecture", "GPU UUID", "Persistence Mode",
+        "Minor Number", "VBIOS Version", "MultiGPU Board", "Board ID", "GPU Part Number", "Compute Mode",
+        "Display Mode", "Display Active", "Accounting Mode", "Bus Id", "Performance State",
+        "Addressing Mode", "Serial Number", "Module ID", "GPU PDI", "Process ID", "Used GPU Memory",
+    )
+)  # fmt: skip
 # Section headers (no colon) that only -q prints.
 SECTIONS = frozenset(
-    """FB Memory Usage|BAR1 Memory Usage|Conf Compute Protected Memory Usage|MIG Mode|Driver Model
-    |GPU Operation Mode|GPU Virtualization Mode|Inforom Version|Clocks Event Reasons|Clocks Throttle Reasons
-    |Ecc Mode|ECC Errors|Retired Pages|Remapped Rows|Power Readings|GPU Power Readings|Max Clocks
-    |Applications Clocks|Default Applications Clocks|Supported Clocks|Utilization|PCI|Temperature
-    |GPU Reset Status|Capabilities|Fabric""".replace("\n", "")
-    .replace("    ", "")
-    .split("|")
-)
+    (
+        "FB Memory Usage", "BAR1 Memory Usage", "Conf Compute Protected Memory Usage", "MIG Mode",
+        "Driver Model", "GPU Operation Mode", "GPU Virtualization Mode", "Inforom Version",
+        "Clocks Event Reasons", "Clocks Throttle Reasons", "Ecc Mode", "ECC Errors", "Retired Pages",
+        "Remapped Rows", "Power Readings", "GPU Power Readings", "Max Clocks", "Applications Clocks",
+        "Default Applications Clocks", "Supported Clocks", "Utilization", "PCI", "Temperature",
+        "GPU Reset Status", "Capabilities", "Fabric", "Processes",
+    )
+)  # fmt: skip
 HEAD_KEYS = frozenset({"Driver Version", "KMD Version", "CUDA Version", "CUDA UMD Version", "Attached GPUs"})
 _MEMORY_SECTION = "FB Memory Usage"
 
@@ -231,7 +233,7 @@ def _emit_query_processes(gpus: list[QueryGpu], out: Out, form: str) -> None:
         return
     listed = [
         {
-            "gpu": index,
+            "gpu": None if gpu.implicit else index,  # a fragment does not say which GPU it is
             "pid": proc.get("pid"),
             "name": proc.get("name"),
             "used_mib": int_or_none(proc.get("used")),

@@ -120,7 +120,10 @@ def read(lines: list[PasteLine], out: Out) -> None:
     reader = _Reader(numbers)
     stopped = _run(text, reader)
     if stopped == "entities":
-        out.note("-q -x: the document declares entities; nvidia-smi never does, so it was not read")
+        out.note(
+            "-q -x: the document declares entities (an internal DTD subset); nvidia-smi never does, "
+            "so it was not read"
+        )
         return
     if stopped:
         out.note(f"-q -x: the XML stops being well-formed at line {stopped}; what came before was read")
