@@ -204,6 +204,24 @@ def test_xml_610_tag_names() -> None:
     assert got["gpu_count"] == 1 and got["gpu_models"] == ["NVIDIA B200"]
 
 
+def test_xml_after_other_commands_in_one_capture() -> None:
+    text = (
+        "$ nvidia-smi -L\n"
+        "GPU 0: NVIDIA L4 (UUID: GPU-c41a7e02-93bd-4f6e-8a21-5d07b3e9f1c8)\n"
+        "$ nvidia-smi -q -x\n"
+        '<?xml version="1.0" ?>\n<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">\n<nvidia_smi_log>\n'
+        "\t<driver_version>550.90.07</driver_version>\n\t<attached_gpus>1</attached_gpus>\n"
+        '\t<gpu id="00000000:41:00.0">\n\t\t<product_name>NVIDIA L4</product_name>\n'
+        "\t\t<fb_memory_usage>\n\t\t\t<total>23034 MiB</total>\n\t\t\t<used>3 MiB</used>\n"
+        "\t\t</fb_memory_usage>\n\t</gpu>\n</nvidia_smi_log>\n"
+    )
+    result = parse(text, "capture.txt", "host")
+    got = facts(result)
+    assert got["driver_version"] == "550.90.07" and line(result, "driver_version") == 7
+    assert got["gpu_memory_total_mib"] == [23034] and got["gpu_count"] == 1
+    assert "stops being well-formed" not in notes(result)
+
+
 def test_xml_declaring_entities_is_refused_before_any_expansion() -> None:
     laughs = "".join(f'<!ENTITY l{n} "{f"&l{n - 1};" * 10}">' for n in range(1, 10))
     bomb = (

@@ -59,7 +59,7 @@ def detect(lines: list[PasteLine]) -> list[str]:
     """Every sub-kind present in the lines, in SUBKINDS order."""
     texts = [line.text for line in lines]
     found: set[str] = set()
-    query_lines: list[int] = []  # [lines that are -q keys, of which padded by 2+ spaces]
+    query_lines = [0, 0]  # lines that are -q keys or sections; of them, keys padded by 2+ spaces
     for text in texts:
         if text.lstrip().startswith(("|", "+")):  # a table row is nothing else: skip the other tests
             if "table" not in found and _table_row(text):
@@ -80,7 +80,7 @@ def detect(lines: list[PasteLine]) -> list[str]:
             found.add("proc_version")
         elif errors.ANY_ERROR.search(text):
             found.add("error")
-    if query_lines and (query_lines[0] >= 2 or query_lines[1] >= 1):
+    if query_lines[0] >= 2 or query_lines[1] >= 1:
         found.add("query")  # a piece of -q pasted from the middle: two known keys, or one aligned one
     if len(xml_log.FRAGMENT_TAGS.findall("\n".join(texts))) >= 2:
         found.add("xml")
@@ -96,14 +96,10 @@ def _query_line(text: str, counts: list[int]) -> bool:
         return False  # `CUDA Version : 13.0` is in --version output too: it proves no -q
     key = _QUERY_KEY.match(text)
     if key and (key.group(1) in query.GPU_KEYS or key.group(1) in query.HEAD_KEYS):
-        if not counts:
-            counts.extend([0, 0])
         counts[0] += 1
         counts[1] += len(key.group(2)) >= 2
         return True
-    if stripped in query.SECTIONS and stripped == text.strip() and len(stripped.split()) >= 2:
-        if not counts:
-            counts.extend([0, 0])
+    if stripped in query.SECTIONS and len(stripped.split()) >= 2:  # 'PCI' or 'Processes' alone prove little
         counts[0] += 1
         return True
     return False

@@ -107,7 +107,8 @@ class _Reader:
 
 
 def read(lines: list[PasteLine], out: Out) -> None:
-    start = next((at for at, line in enumerate(lines) if "<" in line.text), None)
+    # the XML starts at its first tag; a prompt or a table printed before it is no part of it
+    start = next((at for at, line in enumerate(lines) if line.text.lstrip().startswith("<")), None)
     if start is None:
         return
     body = lines[start:]
