@@ -1,9 +1,15 @@
-"""nvidia-smi --query-gpu / --query-compute-apps output (--format=csv[,noheader][,nounits]).
+r"""nvidia-smi --query-gpu / --query-compute-apps output (--format=csv[,noheader][,nounits]).
 
 Rows are split with the standard library's csv reader (nvidia-smi separates fields with ", ").
 Without a header the columns come from the command line when the paste shows it; without either,
 only columns whose values say what they are get a name (see `_guess_field`), and a value nvidia-smi
 could not read (`[N/A]`, `[Not Supported]`) is None with the reason in a note.
+
+>>> from vllm_triage.parsers.nvidia_smi import parse
+>>> row = "0, NVIDIA GB10, GPU-7d3e91a0-52c4-4b18-9e0f-a4c2d6b18e53, 580.95.05, [N/A], [N/A]"
+>>> facts = parse(row, "q.csv", "host").facts
+>>> facts["host.gpu_models"].value, facts["host.driver_version"].value, "host.gpu_memory_used_mib" in facts
+(['NVIDIA GB10'], '580.95.05', False)
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""nvidia-smi -L: one `GPU n: name (UUID: …)` line per GPU, MIG children indented under it."""
+"""nvidia-smi -L: one `GPU n: name (UUID: …)` line per GPU, MIG children indented under it.
+
+>>> from vllm_triage.parsers.nvidia_smi import parse
+>>> text = "GPU 0: NVIDIA H200 (UUID: GPU-1a52814d-8bff-4cda-5481-96ecb0001119)"
+>>> facts = parse(text, "L.txt", "host").facts
+>>> facts["host.gpu_count"].value, facts["host.gpu_models"].value
+(1, ['NVIDIA H200'])
+"""
 
 from __future__ import annotations
 

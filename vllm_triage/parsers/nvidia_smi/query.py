@@ -1,9 +1,20 @@
-"""nvidia-smi -q (and its -d subsets): `Key : value` lines, indented by section.
+r"""nvidia-smi -q (and its -d subsets): `Key : value` lines, indented by section.
 
 A paste may be a piece from the middle (no `==NVSMI LOG==`, no `Attached GPUs`, no `GPU 0000…`
 line): the keys it holds are read all the same. A GPU-level key (`Product Name`, `GPU UUID`, `FB
 Memory Usage`) before any GPU header opens an implicit GPU; the count is then left out, because
 a fragment does not say how many GPUs there are.
+
+>>> from vllm_triage.parsers.nvidia_smi import parse
+>>> text = (
+...     "    Product Name                          : NVIDIA H100 80GB HBM3\n"
+...     "    FB Memory Usage\n"
+...     "        Total                             : 81559 MiB\n"
+...     "        Used                              : 73412 MiB\n"
+... )
+>>> facts = parse(text, "q.txt", "host").facts
+>>> facts["host.gpu_models"].value, facts["host.gpu_memory_total_mib"].value, "host.gpu_count" in facts
+(['NVIDIA H100 80GB HBM3'], [81559], False)
 """
 
 from __future__ import annotations

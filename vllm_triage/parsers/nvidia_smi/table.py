@@ -3,6 +3,12 @@
 Layouts: pre-530 79 columns, 530/531/535 87 columns, 545–575 (`|----` under the banner), 580+
 (`+----+`), 610+ (`KMD Version` / `CUDA UMD Version` in the banner); Windows TCC/WDDM.
 A paste may hold several screens (`nvidia-smi -l`): the last complete one is read.
+
+>>> from vllm_triage.parsers.nvidia_smi import parse
+>>> banner = "| NVIDIA-SMI 610.43.02     KMD Version: 610.43.02     CUDA UMD Version: 13.3     |"
+>>> facts = parse(banner, "smi.txt", "host").facts
+>>> facts["host.driver_version"].value, facts["host.cuda_version"].value
+('610.43.02', '13.3')
 """
 
 from __future__ import annotations

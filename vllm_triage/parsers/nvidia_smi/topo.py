@@ -1,4 +1,10 @@
-"""nvidia-smi topo -m: the GPU/NIC link matrix."""
+r"""nvidia-smi topo -m: the GPU/NIC link matrix.
+
+>>> from vllm_triage.parsers.nvidia_smi import parse
+>>> text = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV18\t0-31\nGPU1\tNV18\t X \t0-31\n"
+>>> parse(text, "topo.txt", "host").facts["host.topology"].value["interconnect"]
+'nvlink'
+"""
 
 from __future__ import annotations
 

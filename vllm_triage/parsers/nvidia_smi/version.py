@@ -1,4 +1,11 @@
-"""nvidia-smi --version and /proc/driver/nvidia/version."""
+r"""nvidia-smi --version and /proc/driver/nvidia/version.
+
+>>> from vllm_triage.parsers.nvidia_smi import parse
+>>> text = "NVIDIA-SMI version  : 610.43.02\nKMD version         : 610.43.02\nCUDA UMD version    : 13.3\n"
+>>> facts = parse(text, "version.txt", "host").facts
+>>> facts["host.driver_version"].value, facts["host.cuda_version"].value
+('610.43.02', '13.3')
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""nvidia-smi -q -x: the same facts as -q, from the XML log, read with a real XML parser.
+r"""nvidia-smi -q -x: the same facts as -q, from the XML log, read with a real XML parser.
 
 The parser is the standard library's expat (the one under `xml.etree`), driven directly because
 every fact carries the line it was read at and ElementTree does not keep lines. Entity
@@ -8,6 +8,14 @@ how an entity-expansion bomb arrives; nvidia-smi writes only `<!DOCTYPE nvidia_s
 
 A paste may be cut (the log ends mid-element) or a piece from the middle (no `<nvidia_smi_log>`,
 an unmatched `</gpu>`): what was read before the parser stopped is kept, and the stop is noted.
+
+>>> from vllm_triage.parsers.nvidia_smi import parse
+>>> cut = '<gpu id="00000000:41:00.0">\n<product_name>NVIDIA L4</product_name>\n<fb_memory_usage>\n'
+>>> parse(cut, "q.xml", "host").facts["host.gpu_models"].value
+['NVIDIA L4']
+>>> bomb = '<!DOCTYPE nvidia_smi_log [<!ENTITY a "aaaa">]><nvidia_smi_log>&a;</nvidia_smi_log>'
+>>> parse(bomb, "q.xml", "host").facts
+{}
 """
 
 from __future__ import annotations
