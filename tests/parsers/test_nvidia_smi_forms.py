@@ -89,8 +89,10 @@ def test_gpu_rows_pasted_alone_are_read_but_not_counted() -> None:
     result = run("table-580-gpu-rows-only-fragment.txt")
     got = facts(result)
     assert result.kind == "nvidia_smi.table"
-    assert got["gpu_models"] == ["NVIDIA H100 80GB HBM3"] * 2 and line(result, "gpu_models") == 1
-    assert got["gpu_memory_used_mib"] == [70214, 70214] and got["mig_enabled"] is False
+    # the lists are by GPU index: GPUs 0-3 are not in the paste
+    assert got["gpu_models"] == [None] * 4 + ["NVIDIA H100 80GB HBM3"] * 2 and line(result, "gpu_models") == 1
+    assert got["gpu_memory_used_mib"] == [None] * 4 + [70214, 70214] and got["mig_enabled"] is False
+    assert "GPUs 0-3 are not in the paste" in (result.facts["host.gpu_models"].note or "")
     assert "gpu_count" not in got  # rows of GPUs 4 and 5: the machine has more
     assert "without the table's header (first GPU 4)" in notes(result)
 
@@ -130,6 +132,7 @@ def test_query_fragment_from_the_middle_is_read_for_what_it_holds() -> None:
     assert got["mig_enabled"] is False
     assert got["gpu_memory_used_mib"] == [73412] and got["gpu_memory_total_mib"] == [81559]
     assert "gpu_count" not in got  # a fragment does not say how many GPUs the machine has
+    assert "GPU indexes are not in the paste" in (result.facts["host.gpu_memory_used_mib"].note or "")
     assert "fragment" in notes(result)
 
 

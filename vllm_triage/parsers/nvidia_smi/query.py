@@ -59,6 +59,8 @@ SECTIONS = frozenset(
 )  # fmt: skip
 HEAD_KEYS = frozenset({"Driver Version", "KMD Version", "CUDA Version", "CUDA UMD Version", "Attached GPUs"})
 _MEMORY_SECTION = "FB Memory Usage"
+# A fragment's GPUs are listed in the order shown; which nvidia-smi index each has is not in it.
+_UNPLACED = "from a fragment: in the order shown, their GPU indexes are not in the paste"
 
 
 @dataclass
@@ -196,16 +198,16 @@ def emit(head: dict[str, tuple[str, int]], gpus: list[QueryGpu], out: Out, form:
     names = _prefix([gpu.name for gpu in gpus])
     if names:
         partial = f"{len(names)} of {described} GPUs described" if len(names) < described else None
-        out.fact("gpu_models", names, gpus[0].line, partial)
+        out.fact("gpu_models", names, gpus[0].line, _UNPLACED if fragment else partial)
     uuids = _prefix([gpu.uuid for gpu in gpus])
     if uuids:
-        out.fact("gpu_uuids", uuids, gpus[0].line)
+        out.fact("gpu_uuids", uuids, gpus[0].line, _UNPLACED if fragment else None)
     mig_from_modes(out, [(gpu.mig_mode, gpu.mig_line) for gpu in gpus if gpu.mig_mode], form)
-    _emit_memory(gpus, out, form, described)
+    _emit_memory(gpus, out, form, described, fragment)
     _emit_query_processes(gpus, out, form)
 
 
-def _emit_memory(gpus: list[QueryGpu], out: Out, form: str, described: int) -> None:
+def _emit_memory(gpus: list[QueryGpu], out: Out, form: str, described: int, fragment: bool) -> None:
     """FB Memory Usage per GPU, the same NVML reading the table shows; only when every GPU shows it."""
     seen = [gpu for gpu in gpus if gpu.memory_line is not None]
     if not seen:
@@ -225,7 +227,8 @@ def _emit_memory(gpus: list[QueryGpu], out: Out, form: str, described: int) -> N
         if all(value is None for value in values):
             continue
         missing = [index for index, value in enumerate(values) if value is None]
-        out.fact(name, values, line, f"no figure for GPU(s) {missing}" if missing else None)
+        note = _UNPLACED if fragment else f"no figure for GPU(s) {missing}" if missing else None
+        out.fact(name, values, line, note)
 
 
 def _prefix(values: list[str | None]) -> list[str]:

@@ -349,19 +349,26 @@ def _emit_gpus(snap: _Snapshot, out: Out) -> None:
             f"output cut inside GPU {gpus[-1].index}'s rows (line {gpus[-1].line}): gpu_count left out, "
             f"lists cover the {len(gpus)} GPU(s) shown"
         )
+    # Lists are by GPU index: rows of GPUs 4 and 5 alone are entries 4 and 5, the ones before None.
+    indexes = [gpu.index for gpu in gpus]
+    pad = indexes[0] if not whole and indexes == list(range(indexes[0], indexes[0] + len(gpus))) else 0
+    pad = pad if pad <= 64 else 0
     # a GPU in error prints ERR! where its name belongs: that is no model name
     models = [None if _GPU_ERROR_CELL.fullmatch(gpu.name) else gpu.name for gpu in gpus]
-    out.fact("gpu_models", models, first, "None: name unreadable (ERR!)" if None in models else None)
+    note = "None: name unreadable (ERR!)" if None in models else None
+    if pad:
+        note = f"GPUs 0-{pad - 1} are not in the paste: None in their places"
+    out.fact("gpu_models", [None] * pad + models, first, note)
     for gpu in gpus:
         if gpu.name_cut:
             out.note(f"line {gpu.line}: GPU {gpu.index}'s row is cut; its name may be incomplete")
         elif gpu.name.endswith("..."):
             out.note(f"line {gpu.line}: nvidia-smi shortened GPU {gpu.index}'s name to {gpu.name!r}")
-    _emit_memory(gpus, out)
+    _emit_memory(gpus, out, pad)
     mig_from_modes(out, [(gpu.mig_mode, gpu.mig_line) for gpu in gpus], "table")
 
 
-def _emit_memory(gpus: list[_TableGpu], out: Out) -> None:
+def _emit_memory(gpus: list[_TableGpu], out: Out, pad: int = 0) -> None:
     used = [gpu.used for gpu in gpus]
     total = [gpu.total for gpu in gpus]
     line = next((gpu.memory_line for gpu in gpus if gpu.memory_line), gpus[0].line)
@@ -378,7 +385,9 @@ def _emit_memory(gpus: list[_TableGpu], out: Out) -> None:
             continue
         missing = [gpu.index for gpu, value in zip(gpus, values, strict=True) if value is None]
         note = f"unreadable for GPU(s) {missing}" if missing else None
-        out.fact(name, values, line, note)
+        if pad:
+            note = f"GPUs 0-{pad - 1} are not in the paste: None in their places"
+        out.fact(name, [None] * pad + values, line, note)
         if missing and len(reported) < len(missing):
             out.note(f"{name}: unreadable (cut off or ERR!) for GPU(s) {missing}: None in the list")
 
