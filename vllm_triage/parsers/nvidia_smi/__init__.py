@@ -29,6 +29,13 @@ line it was read from or, when it is counted, at the first counted row.
 A file may hold several forms (a capture script's ``$ nvidia-smi``, ``$ nvidia-smi -L``, …): each
 form present is read and the results are merged, the richest form first. What cannot be read
 (output cut by ``head``, a terminal or a paste limit) is left out and said in ``notes``.
+
+A fragment of a known form is never refused (``sniff.py``): table rows without the banner, a -q
+section pasted from the middle, headerless csv, a cut or root-less XML log are read for what they
+hold, and a count a fragment cannot prove (``gpu_count``) is left out. Values nvidia-smi could not
+give (``Not Supported`` on GB10 / Jetson unified memory, ``N/A``, ``[N/A]``) are None or left out,
+with the reason in a note, never guessed. 610+ drivers' ``KMD Version`` / ``CUDA UMD Version`` are
+the driver and CUDA versions.
 """
 
 from __future__ import annotations
