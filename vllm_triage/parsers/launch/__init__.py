@@ -1,0 +1,65 @@
+"""The launch command of a vLLM server, in every shape people paste it.
+
+Shapes: `vllm serve MODEL …`, `python -m vllm.entrypoints.openai.api_server --model MODEL …`
+(also under `uv run`, `conda run`, `nohup`, env prefixes), `docker run` / `podman run` (docker
+options, the image, then vLLM arguments read against the image's entrypoint), docker-compose
+service blocks, Kubernetes container specs and supervisord `[program:x]` sections.
+
+Sample (a paste as it arrives; prompts, continuations and comments are debris to read through):
+
+    $ export NCCL_DEBUG=INFO
+    $ docker run --gpus '"device=0,1"' --ipc=host -e HF_TOKEN \\
+        vllm/vllm-openai:v0.8.5 --model Qwen/Qwen2.5-7B-Instruct -tp 2 \\
+    #   --enforce-eager \\
+        --max_model_len=8192
+
+gives `launcher=docker_run`, `image.ref=vllm/vllm-openai:v0.8.5`, `container.gpus=device=0,1`,
+`arg.model`, `arg.tensor_parallel_size=2`, `arg.max_model_len=8192` (no `enforce_eager`: that
+line is commented out), each with the line it was written on.
+
+Values are strings as written after shell unquoting; a bare boolean flag is "true", `--no-X` is
+"false"; JSON-valued flags keep their JSON text. The parser never raises: what it cannot read
+becomes a note, and what vLLM itself would reject (an unknown flag) becomes a problem.
+"""
+
+from __future__ import annotations
+
+from vllm_triage.parsers.base import ParseResult
+from vllm_triage.parsers.launch.compose import parse_compose
+from vllm_triage.parsers.launch.kubernetes import parse_kubernetes
+from vllm_triage.parsers.launch.model import KIND_PREFIX
+from vllm_triage.parsers.launch.session import parse_shell
+from vllm_triage.parsers.launch.sniff import looks_like
+from vllm_triage.parsers.launch.supervisord import parse_supervisord
+
+
+def parse(text: str, file: str) -> ParseResult:
+    """Read the launch command(s) in `text`; never raises on odd input."""
+    shape = None
+    try:
+        text = text.lstrip("\ufeff")  # a BOM from a Windows editor is no part of the first word
+        shape = looks_like(text)
+        if shape is None:
+            result = ParseResult(kind=f"{KIND_PREFIX}.unknown")
+            result.notes.append(
+                "no vLLM launch command recognised (vllm serve, api_server, docker/podman run, "
+                "compose, Kubernetes or supervisord)"
+            )
+            return result
+        reader = {
+            "shell": parse_shell,
+            "compose": parse_compose,
+            "kubernetes": parse_kubernetes,
+            "supervisord": parse_supervisord,
+        }[shape]
+        result = reader(text, file)
+        if "launcher" not in result.knobs and shape != "shell":
+            # YAML-looking prose around a shell command (a README, an issue): try the shell.
+            fallback = parse_shell(text, file)
+            if "launcher" in fallback.knobs:
+                return fallback
+        return result
+    except Exception as exc:  # a parser must never take the run down; say what happened instead
+        result = ParseResult(kind=f"{KIND_PREFIX}.{shape or 'unknown'}")
+        result.notes.append(f"launch command could not be read ({type(exc).__name__}: {exc})")
+        return result
