@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from vllm_triage.parsers import safe_yaml
 from vllm_triage.parsers.base import Problem
 from vllm_triage.parsers.launch.model import Context, Launch, Shell, Value
 from vllm_triage.parsers.launch.wrappers import basename
@@ -38,7 +39,10 @@ def read_config_file(launch: Launch, shell: Shell, ctx: Context) -> None:
         return
     body, first_line = found
     try:
-        data = yaml.safe_load(body)
+        data = safe_yaml.load(body)
+    except safe_yaml.YamlRefused as exc:
+        launch.notes.append(f"line {first_line}: {name} not read: {exc}")
+        return
     except yaml.YAMLError as exc:
         launch.notes.append(f"line {first_line}: {name} does not parse as YAML ({exc.__class__.__name__})")
         return

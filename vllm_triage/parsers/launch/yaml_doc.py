@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from vllm_triage.parsers import safe_yaml
 from vllm_triage.parsers.base import clean_paste
 from vllm_triage.parsers.launch.lexer import Logical, Token, tokenize, tokenize_string
 
@@ -83,11 +84,13 @@ def _paste_as_yaml(text: str) -> str:
 
 
 def load_yaml(text: str, notes: list[str]) -> list[YamlDoc]:
-    """All documents; a paste cut mid-document is read up to the line where YAML breaks."""
+    """All documents; a paste cut mid-document is read up to the line where YAML breaks.
+    Raises `YamlRefused` for a text too large or whose aliases would expand too far."""
+    safe_yaml.check_size(text)
     lines = _paste_as_yaml(text).split("\n")
     for _attempt in range(30):
         try:
-            nodes = list(yaml.compose_all("\n".join(lines), Loader=yaml.SafeLoader))
+            nodes = safe_yaml.compose_all("\n".join(lines))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             cut = mark.line if mark is not None and 0 < mark.line < len(lines) else len(lines) - 1
@@ -97,13 +100,7 @@ def load_yaml(text: str, notes: list[str]) -> list[YamlDoc]:
             notes.append(f"line {cut + 1}: YAML breaks here; read up to line {cut}")
             lines = lines[:cut]
             continue
-        docs = []
-        for node in nodes:
-            if node is None:
-                continue
-            loader = yaml.SafeLoader("")
-            docs.append(YamlDoc(loader.construct_document(node), node, lines))
-        return docs
+        return [YamlDoc(safe_yaml.construct(node), node, lines) for node in nodes]
     return []
 
 
