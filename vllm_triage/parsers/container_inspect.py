@@ -18,18 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_triage.parsers.base import ParseResult, Problem, clean_paste
+from vllm_triage.parsers.launch.argv import read_argv, split_command
 from vllm_triage.provenance import Sourced
-
-try:  # the shared flag canonicaliser (aliases, prefixes); written in parallel, so optional
-    from vllm_triage.parsers.vllm_flags import canonical_flag
-except ImportError:  # pragma: no cover - depends on the checkout
-    canonical_flag = None
 
 KIND_CONTAINER = "container_inspect.container"
 KIND_IMAGE = "container_inspect.image"
@@ -798,13 +793,15 @@ class _Extractor:
             )
 
     def _vllm_args(self) -> None:
-        words, lines = _unwrap_shell(*self._command())
-        start, launcher = _vllm_start(words)
-        if start is None:
+        # The same reader as a pasted command line: one wrapper list, one lexer for `sh -c`.
+        # Its problems (an unknown flag …) are the launch command's to report, not repeated here.
+        words, lines = self._command()
+        launch = read_argv(words, lines, self.file)
+        if launch is None:
             return
-        for name, value, index in _flag_pairs(words[start:], positional_model=launcher == "vllm_serve"):
-            # argparse semantics: the last occurrence of a flag wins, so later knobs overwrite
-            self.result.knob(f"arg.{name}", value, self.file, self.remap(lines[start + index]))
+        for dest, value in launch.args.items():
+            line = self.remap(value.line) if value.line else None
+            self.result.knob(f"arg.{dest}", value.value, self.file, line, value.note)
 
     def _command(self) -> tuple[list[str], list[int]]:
         if self.argv is not None:
@@ -819,7 +816,7 @@ class _Extractor:
                     words.append(str(item.value))
                     lines.append(item.line)
             elif isinstance(node.value, str):
-                split = _split(node.value)
+                split = split_command(node.value)
                 words.extend(split)
                 lines.extend([node.line] * len(split))
         return words, lines
@@ -876,15 +873,8 @@ def _string_list(value: Any, split: bool) -> list[str]:
         return [str(item.value if isinstance(item, Node) else item) for item in value]
     if isinstance(value, str):
         # Podman 4 prints Entrypoint as one string.
-        return _split(value) if split else [value]
+        return split_command(value) if split else [value]
     return [str(value)]
-
-
-def _split(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()
 
 
 def _mib(size: int) -> str:
@@ -895,120 +885,3 @@ def _is_gpu_request(request: Node) -> bool:
     plain = request.plain()
     capabilities = json.dumps(plain.get("Capabilities") or [])
     return "gpu" in capabilities or str(plain.get("Driver") or "").lower() in ("nvidia", "cdi")
-
-
-_WRAPPERS = {"tini", "dumb-init", "--", "env", "exec", "uv", "run", "conda", "nohup"}
-_PYTHON = re.compile(r"^(?:.*/)?python[\d.]*$")
-
-
-def _vllm_start(words: list[str]) -> tuple[int | None, str]:
-    """Index of the first vLLM argument in argv, and the launcher form, or None if not vLLM."""
-    index = 0
-    while index < len(words):
-        word = words[index]
-        base = word.rsplit("/", 1)[-1]
-        if base == "vllm" and index + 1 < len(words) and words[index + 1] == "serve":
-            return index + 2, "vllm_serve"
-        if _PYTHON.match(word):
-            return _python_module_start(words, index + 1)
-        if base in _WRAPPERS or word.startswith("-") or "=" in word:
-            index += 1  # tini --, env VAR=…, uv run, conda run -n env …
-            continue
-        return None, ""
-    return None, ""
-
-
-def _python_module_start(words: list[str], index: int) -> tuple[int | None, str]:
-    """After `python3`: skip interpreter options (`-u`, `-X dev`…) up to `-m <module>`."""
-    while index < len(words) and words[index].startswith("-") and words[index] != "-m":
-        index += 1
-    if index + 1 >= len(words) or words[index] != "-m":
-        return None, ""
-    module = words[index + 1]
-    if module == "vllm.entrypoints.cli.main" and words[index + 2 : index + 3] == ["serve"]:
-        return index + 3, "vllm_serve"
-    if module.startswith("vllm.entrypoints"):
-        return index + 2, "api_server_module"
-    return None, ""
-
-
-_SHELL_OPERATORS = {"&&", "||", ";", "|", "&", ";;"}
-
-
-def _unwrap_shell(words: list[str], lines: list[int]) -> tuple[list[str], list[int]]:
-    """`bash -c "… vllm serve …"`: the words of the script's first command that runs vLLM."""
-    for index, word in enumerate(words[:-2]):
-        if word.rsplit("/", 1)[-1] in ("bash", "sh") and words[index + 1] == "-c":
-            line = lines[index + 2]
-            try:
-                lexer = shlex.shlex(words[index + 2], posix=True, punctuation_chars=True)
-                lexer.whitespace_split = True
-                script = list(lexer)
-            except ValueError:
-                script = words[index + 2].split()
-            commands: list[list[str]] = [[]]
-            for token in script:
-                if token in _SHELL_OPERATORS:
-                    commands.append([])
-                else:
-                    commands[-1].append(token)
-            for command in commands:
-                if _vllm_start(command)[0] is not None:
-                    return command, [line] * len(command)
-            return [], []
-    return words, lines
-
-
-def _flag_pairs(words: list[str], positional_model: bool) -> Iterator[tuple[str, str, int]]:
-    """(name, value, index of the value's word) for each argument, in order."""
-    index = 0
-    seen_positional = False
-    while index < len(words):
-        word = words[index]
-        following = words[index + 1] if index + 1 < len(words) else None
-        takes_next = following is not None and not _is_flag(following)
-        if _is_flag(word):
-            option, has_value, value = word.partition("=")
-            name, negated = _canonical(option)
-            if has_value:
-                yield name, value, index
-            elif negated and not takes_next:
-                yield name, "false", index  # BooleanOptionalAction's --no-X
-            elif takes_next:
-                index += 1
-                yield name, words[index], index
-            else:
-                yield name, "true", index
-        elif positional_model and not seen_positional:
-            seen_positional = True
-            yield "model", word, index
-        index += 1
-
-
-def _is_flag(word: str) -> bool:
-    return word.startswith("-") and len(word) > 1 and not _is_number(word)
-
-
-def _is_number(word: str) -> bool:
-    return bool(re.fullmatch(r"-\d+(?:\.\d+)?", word))
-
-
-def _canonical(option: str) -> tuple[str, bool]:
-    """A flag's long name in underscore form, and whether it was written `--no-X`.
-
-    The shared canonicaliser resolves aliases (`-tp`) and unique prefixes when it knows the flag;
-    otherwise dashes become underscores (dotted sub-keys keep their spelling)."""
-    known = None
-    if canonical_flag is not None and "." not in option:
-        try:
-            known = canonical_flag(option)
-        except Exception:  # a canonicaliser that rejects a name must not break inspect parsing
-            known = None
-    if known:
-        negated = known.startswith("--no-")
-        return (known[5:] if negated else known[2:]).replace("-", "_"), negated
-    bare = option.lstrip("-")
-    head, dot, tail = bare.partition(".")
-    negated = head.startswith("no-") and option.startswith("--")
-    head = head[3:] if negated else head
-    return head.replace("-", "_") + dot + tail, negated
