@@ -5,13 +5,13 @@ triage (never the files directly, except to tell a whole command from a cut one)
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable
 
 from vllm_triage.bundle.checklist_context import TrialContext, at, where
 from vllm_triage.bundle.checklist_model import Verdict, failed, missing, passed
 from vllm_triage.fingerprint import views
 from vllm_triage.fingerprint.values import as_int
+from vllm_triage.parsers.launch.lexer import lex_script
 from vllm_triage.phases import STARTUP_PHASES
 from vllm_triage.provenance import Provenance
 
@@ -213,10 +213,11 @@ def _cut(text: str) -> str | None:
         return None
     if lines[-1].rstrip().endswith("\\"):
         return f"its last line ends with a continuation `\\` and nothing follows ({lines[-1].strip()[-60:]})"
-    try:
-        shlex.split("\n".join(lines), comments=True)
-    except ValueError as exc:
-        return f"the shell cannot read it: {exc} (cut in the middle?)"
+    notes: list[str] = []
+    lex_script("\n".join(lines), notes=notes)
+    unbalanced = [note for note in notes if "unbalanced" in note]
+    if unbalanced:
+        return f"the shell cannot read it: {unbalanced[0].removesuffix(' ignored')} (cut in the middle?)"
     return None
 
 

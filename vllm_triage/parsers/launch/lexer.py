@@ -1,5 +1,13 @@
-"""The one shell lexer of the project: a logical command (or one string) into words that keep
-the line they were written on, then into simple commands."""
+"""The one shell lexer of the project: a logical command (or one string, or a whole script) into
+words that keep the line they were written on, then into simple commands.
+
+Used by the launch-command reader, docker inspect (`sh -c` scripts, command strings), the curl
+reader (parsers/request.py) and the checklist's "is the command whole?" test. It follows POSIX
+quoting as `shlex` in POSIX mode does, and adds what `shlex` cannot give: the line of each word
+(provenance), tolerance of the unbalanced quote of a cut paste (dropped and noted, not fatal),
+`$VAR` / `${VAR:-default}` expansion from what the paste defined, redirections as operators,
+`<placeholder>` words and Windows paths.
+"""
 
 from __future__ import annotations
 
@@ -60,7 +68,10 @@ class _Tokenizer:
     An unbalanced quote is dropped (and noted) instead of failing or swallowing the rest.
     """
 
-    def __init__(self, logical: Logical, resolve: Resolver, notes: list[str]):
+    def __init__(self, logical: Logical, resolve: Resolver, notes: list[str], script: bool = False):
+        # script: the text is a whole script, not one logical command, so an unquoted newline
+        # ends a command and `\\`, PowerShell's backtick and cmd's `^` at a line end continue it.
+        self.script = script
         self.src = logical.text
         self.logical = logical
         self.resolve = resolve
@@ -94,7 +105,13 @@ class _Tokenizer:
         src = self.src
         while self.pos < len(src):
             char = src[self.pos]
-            if char in " \t\n\r":
+            if self.script and (skip := _continuation_at(src, self.pos)):
+                self.pos += skip
+            elif char == "\n" and self.script:
+                self._flush()
+                self.tokens.append(Token("\n", self.logical.line_at(self.pos), op=";"))
+                self.pos += 1
+            elif char in " \t\n\r":
                 self._flush()
                 self.pos += 1
             elif char == "#" and self.word_start is None:
@@ -158,7 +175,9 @@ class _Tokenizer:
         self.pos += 1
         while self.pos < len(src) and src[self.pos] != '"':
             char = src[self.pos]
-            if char == "\\" and self.pos + 1 < len(src) and src[self.pos + 1] in '$`"\\\n':
+            if src.startswith("\\\n", self.pos):
+                self.pos += 2  # a line continuation inside double quotes is removed, as bash does
+            elif char == "\\" and self.pos + 1 < len(src) and src[self.pos + 1] in '$`"\\':
                 self.buf.append(src[self.pos + 1])
                 self.pos += 2
             elif char == "$":
@@ -258,6 +277,18 @@ class _Tokenizer:
         self.pos = pos + len(op)
 
 
+_CONTINUATION = re.compile(r"[\\`^]\r?\n")
+
+
+def _continuation_at(text: str, pos: int) -> int:
+    """Length of a line continuation starting at `pos` (0 if none): bash `\\`, PowerShell's
+    backtick or cmd's `^` right before the end of the line."""
+    match = _CONTINUATION.match(text, pos)
+    if match is None or (text[pos] == "^" and pos > 0 and not text[pos - 1].isspace()):
+        return 0
+    return match.end() - pos
+
+
 _WINDOWS_PATH_CHAR = re.compile(r"[A-Za-z0-9_.-]")
 
 
@@ -306,6 +337,17 @@ def tokenize_string(
         if line is None:
             token.line = None
     return tokens
+
+
+def lex_script(text: str, first_line: int = 1, notes: list[str] | None = None) -> list[Simple]:
+    """A whole script (a curl paste, a body of commands) as simple commands: quotes may span
+    lines, an unquoted newline ends a command, continuations join lines; each word keeps the
+    line it starts on."""
+    logical = Logical()
+    for offset, line in enumerate(text.split("\n")):
+        logical.add(first_line + offset, line, "\n")
+    tokens = _Tokenizer(logical, lambda _name: None, notes if notes is not None else [], script=True).run()
+    return simple_commands(tokens)
 
 
 @dataclass
