@@ -11,6 +11,7 @@ from vllm_triage.bundle.checklist_context import TrialContext, at, where
 from vllm_triage.bundle.checklist_model import Verdict, failed, missing, passed
 from vllm_triage.fingerprint import views
 from vllm_triage.fingerprint.values import as_int
+from vllm_triage.parsers.launch import launchers
 from vllm_triage.parsers.launch.lexer import lex_script
 from vllm_triage.phases import STARTUP_PHASES
 from vllm_triage.provenance import Provenance
@@ -19,7 +20,7 @@ from vllm_triage.provenance import Provenance
 LOG_ELISION = "log-elision"
 _GPU_LIST_LINE = re.compile(r"(?m)^\s*GPU \d+: .+\(UUID: ")
 # Launch command shapes that are shell words (a compose file or a pod spec is YAML).
-_SHELL_LAUNCHERS = ("vllm_serve", "api_server_module", "docker_run", "podman_run", "supervisord")
+_SHELL_LAUNCHERS = launchers.SHELL_TYPED
 
 
 def _where_hits(ctx: TrialContext, *roles: str) -> tuple[str, list[Provenance | None]]:

@@ -26,8 +26,11 @@ from __future__ import annotations
 
 from vllm_triage.parsers.base import ParseResult, Problem
 from vllm_triage.parsers.launch.compose import parse_compose
+from vllm_triage.parsers.launch.helm import parse_helm
 from vllm_triage.parsers.launch.kubernetes import parse_kubernetes
 from vllm_triage.parsers.launch.model import KIND_PREFIX
+from vllm_triage.parsers.launch.ray_serve import parse_ray_serve
+from vllm_triage.parsers.launch.sbatch import parse_sbatch
 from vllm_triage.parsers.launch.session import parse_shell
 from vllm_triage.parsers.launch.sniff import looks_like
 from vllm_triage.parsers.launch.supervisord import parse_supervisord
@@ -44,8 +47,8 @@ def parse(text: str, file: str) -> ParseResult:
         if shape is None:
             result = ParseResult(kind=f"{KIND_PREFIX}.unknown")
             result.notes.append(
-                "no vLLM launch command recognised (vllm serve, api_server, docker/podman run, "
-                "compose, Kubernetes or supervisord)"
+                "no vLLM launch command recognised (vllm serve, api_server, docker/podman run, sbatch, "
+                "compose, Kubernetes, Helm values, Ray Serve LLM or supervisord)"
             )
             return result
         reader = {
@@ -53,6 +56,9 @@ def parse(text: str, file: str) -> ParseResult:
             "compose": parse_compose,
             "kubernetes": parse_kubernetes,
             "supervisord": parse_supervisord,
+            "sbatch": parse_sbatch,
+            "helm": parse_helm,
+            "ray_serve_llm": parse_ray_serve,
         }[shape]
         result = reader(text, file)
         if "launcher" not in result.knobs and shape != "shell":

@@ -70,7 +70,7 @@ def _k8s_launch(
     launch = Launch("kubernetes", doc.line((*path, "image")) or doc.line(path))
     if container.get("name"):
         launch.notes.append(f"container {container['name']}")
-    _k8s_env(launch, doc, path, container)
+    k8s_env(launch, doc, path, container)
     _k8s_resources(launch, doc, path, pod_path, pod, container)
     image = Token(yaml_scalar(container.get("image")).strip(), doc.line((*path, "image")))
     if image.text:
@@ -95,7 +95,7 @@ def _k8s_launch(
     return launch
 
 
-def _k8s_env(launch: Launch, doc: YamlDoc, path: Path, container: dict[str, Any]) -> None:
+def k8s_env(launch: Launch, doc: YamlDoc, path: Path, container: dict[str, Any]) -> None:
     for index, item in enumerate(container.get("env") or []):
         if not isinstance(item, dict) or "name" not in item:
             continue

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 from vllm_triage.parsers.base import clean_paste
+from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CONFIG
+from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
 from vllm_triage.parsers.launch.session import shell_launches
 
 # Text that belongs to another parser even when it quotes a launch command.
@@ -56,11 +58,14 @@ _YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]+:(?:[ \t]|$)", re.M)
 
 
 _SNIFF_LIMIT = 1_000_000
+_PRODUCTION_STACK = re.compile(r"^servingEngineSpec:\s*$", re.M)
+_HELM_ARGS = re.compile(r"^\s*(?:extraArgs|args|vllmArgs|serverArgs|extra_args|engineArgs):", re.M)
+_HELM_IMAGE = re.compile(r"^\s+repository:\s*\S", re.M)
 
 
 def looks_like(text: str) -> str | None:
-    """The shape of the vLLM launch in `text` ("shell", "compose", "kubernetes",
-    "supervisord"), or None when it is no launch command (or is another parser's format)."""
+    """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes", "helm",
+    "ray_serve_llm", "supervisord"), or None when it is no launch command (or is another parser's format)."""
     if not text or not text.strip() or "\x00" in text[:4096]:
         return None
     head = text[:_SNIFF_LIMIT].lstrip("\ufeff")
@@ -72,13 +77,21 @@ def looks_like(text: str) -> str | None:
     head = "\n".join(line.text for line in clean_paste(head, keep_prompts=True))
     if _SUPERVISORD.search(head) and _SUPERVISORD_COMMAND.search(head):
         return "supervisord"
+    if PYTHON_LLM_CONFIG.search(head) and "model_loading_config" in head:
+        return "ray_serve_llm"
     yaml_like = len(_YAML_KEY.findall(head)) >= 2
+    if yaml_like and YAML_LLM_CONFIG.search(head):
+        return "ray_serve_llm"  # before Kubernetes: a RayService holds pod templates too
+    if yaml_like and _PRODUCTION_STACK.search(head):
+        return "helm"
     # `command:` as a block list puts `vllm` on a later line than the key, hence the second test.
     if yaml_like and (_YAML_VLLM.search(head) or (_YAML_IMAGE.search(head) and _VLLM_WORD.search(head))):
         if _K8S.search(head) or (_K8S_KIND.search(head) and "apiVersion" in head):
             return "kubernetes"
+        if not _COMPOSE.search(head) and _HELM_ARGS.search(head) and _HELM_IMAGE.search(head):
+            return "helm"  # values of a generic chart: an args list next to image.repository
         if _COMPOSE.search(head) or re.search(r"^\s+(?:image|command|deploy|environment):", head, re.M):
             return "compose"
     if shell_launches(head, sniff=True)[0]:
-        return "shell"
+        return "sbatch" if SBATCH_LINE.search(head) else "shell"
     return None
