@@ -81,3 +81,16 @@ def test_generic_chart_with_top_level_args_and_model_flag():
 def test_values_without_vllm_arguments_are_no_launch():
     text = "image:\n  repository: nginx\n  tag: '1.27'\nargs:\n  - --worker-processes\n  - '4'\n"
     assert "launcher" not in parse(text, "values.yaml").knobs
+
+
+def test_a_fragment_of_production_stack_values_is_read_for_what_it_holds():
+    entries = (
+        '  - name: "llama3"\n    repository: "vllm/vllm-openai"\n    tag: "v0.8.4"\n'
+        '    modelURL: "meta-llama/Llama-3.1-8B-Instruct"\n    requestGPU: 1\n    vllmConfig:\n      maxModelLen: 4096\n'
+    )
+    result = parse(entries, "paste.yaml")
+    assert value(result, "launcher") == "helm"
+    assert family(result, "arg.")["max_model_len"] == "4096"
+    assert value(result, "container.gpus") == "1"
+    lone = "modelURL: facebook/opt-125m\nvllmConfig:\n  tensorParallelSize: 2\n"
+    assert family(parse(lone, "paste.yaml"), "arg.")["tensor_parallel_size"] == "2"

@@ -16,6 +16,7 @@ the model name and `image.repository` / `image.tag`, with GPUs under `resources.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from vllm_triage.parsers.base import ParseResult
@@ -48,10 +49,24 @@ def parse_helm(text: str, file: str) -> ParseResult:
     result = ParseResult(kind=f"{KIND_PREFIX}.helm")
     ctx = Context(file)
     for doc in load_yaml(text, ctx.notes):
-        if not isinstance(doc.data, dict):
+        data = doc.data
+        # A fragment is read for what it holds: the modelSpec list alone, or entries of it.
+        if isinstance(data, list) and any(isinstance(item, dict) and "modelURL" in item for item in data):
+            launch = _production_stack(doc, {"modelSpec": data}, (), lambda index: (index,), ctx)
+        elif not isinstance(data, dict):
             continue
-        spec = doc.data.get("servingEngineSpec")
-        launch = _production_stack(doc, spec, ctx) if isinstance(spec, dict) else _generic(doc, ctx)
+        elif isinstance(data.get("servingEngineSpec"), dict):
+            base: Path = ("servingEngineSpec",)
+            spec = data["servingEngineSpec"]
+            launch = _production_stack(
+                doc, spec, base, lambda index: ("servingEngineSpec", "modelSpec", index), ctx
+            )
+        elif isinstance(data.get("modelSpec"), list):
+            launch = _production_stack(doc, data, (), lambda index: ("modelSpec", index), ctx)
+        elif "modelURL" in data:
+            launch = _production_stack(doc, {"modelSpec": [data]}, (), lambda _index: (), ctx)
+        else:
+            launch = _generic(doc, ctx)
         if launch is not None:
             emit(launch, result, file)
             result.notes.extend(ctx.notes)
@@ -64,7 +79,11 @@ def parse_helm(text: str, file: str) -> ParseResult:
 # -- production-stack --------------------------------------------------------------------------
 
 
-def _production_stack(doc: YamlDoc, spec: dict[str, Any], ctx: Context) -> Launch | None:
+def _production_stack(
+    doc: YamlDoc, spec: dict[str, Any], base: Path, item_path: Callable[[int], Path], ctx: Context
+) -> Launch | None:
+    """`base`: where `spec` (the mapping holding modelSpec) is in the document; `item_path`:
+    where modelSpec entry N is (the two differ for a fragment that is the list itself)."""
     models = spec.get("modelSpec")
     if not isinstance(models, list):
         return None
@@ -84,7 +103,7 @@ def _production_stack(doc: YamlDoc, spec: dict[str, Any], ctx: Context) -> Launc
     if chosen is None:
         return None
     index, model = chosen
-    path: Path = ("servingEngineSpec", "modelSpec", index)
+    path = item_path(index)
     launch = Launch(HELM, doc.line((*path, "modelURL")) or doc.line(path))
     launch.notes.append(f"production-stack modelSpec {model.get('name', index)}: the chart runs vllm serve")
     if model.get("repository"):
@@ -109,7 +128,7 @@ def _production_stack(doc: YamlDoc, spec: dict[str, Any], ctx: Context) -> Launc
         )
     _gpus(launch, doc, path, model, "requestGPU")
     for key, name in (("shmSize", "shm_size"), ("runtimeClassName", "runtime")):
-        where = path if model.get(key) else ("servingEngineSpec",)
+        where = path if model.get(key) else base
         source = model if model.get(key) else spec
         if source.get(key):
             launch.container[name] = Value(yaml_scalar(source[key]), doc.line((*where, key)))

@@ -58,7 +58,7 @@ _YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]+:(?:[ \t]|$)", re.M)
 
 
 _SNIFF_LIMIT = 1_000_000
-_PRODUCTION_STACK = re.compile(r"^servingEngineSpec:\s*$", re.M)
+_PRODUCTION_STACK = re.compile(r"^(?:servingEngineSpec|modelSpec):\s*$|^\s*(?:-\s+)?modelURL:\s*\S", re.M)
 _HELM_ARGS = re.compile(r"^\s*(?:extraArgs|args|vllmArgs|serverArgs|extra_args|engineArgs):", re.M)
 _HELM_IMAGE = re.compile(r"^\s+repository:\s*\S", re.M)
 
