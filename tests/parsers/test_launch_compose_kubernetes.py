@@ -90,3 +90,20 @@ def test_kubernetes_folded_args_to_the_image_entrypoint():
     result = parse(text, "pod.yaml")
     assert family(result, "arg.") == {"model": "Qwen/Qwen3-8B", "max_model_len": "8192"}
     assert line(result, "arg.max_model_len") == 9
+
+
+def test_a_string_where_a_mapping_belongs_does_not_stop_the_reading():
+    compose = (
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.2\n    deploy: replicated\n"
+        "    command: [--model, Qwen/Qwen3-8B]\n"
+    )
+    result = parse(compose, "compose.yaml")
+    assert family(result, "arg.") == {"model": "Qwen/Qwen3-8B"} and "container.gpus" not in result.knobs
+    pod = (
+        "apiVersion: v1\nkind: Pod\nspec:\n  volumes: none\n  containers:\n    - name: vllm\n"
+        "      image: vllm/vllm-openai:v0.9.0\n      resources:\n        limits: two-gpus\n      env: HF_HOME\n"
+        "      args: [--model, Qwen/Qwen3-8B]\n"
+    )
+    result = parse(pod, "pod.yaml")
+    assert family(result, "arg.") == {"model": "Qwen/Qwen3-8B"}
+    assert not any("could not be read" in note for note in result.notes)

@@ -16,6 +16,8 @@ from vllm_triage.parsers.launch.yaml_doc import (
     Path,
     YamlDoc,
     command_tokens,
+    dig,
+    items_of,
     load_yaml,
     mentions_vllm,
     yaml_scalar,
@@ -149,9 +151,7 @@ def _compose_container(launch: Launch, doc: YamlDoc, path: Path, service: dict[s
 
 def _compose_gpus(service: dict[str, Any]) -> tuple[str, Path] | None:
     """deploy.resources.reservations.devices (count / device_ids), or the newer `gpus:` key."""
-    devices = (((service.get("deploy") or {}).get("resources") or {}).get("reservations") or {}).get(
-        "devices"
-    )
+    devices = dig(service, "deploy", "resources", "reservations", "devices")
     if isinstance(devices, list):
         for index, device in enumerate(devices):
             if not isinstance(device, dict):
@@ -166,7 +166,7 @@ def _compose_gpus(service: dict[str, Any]) -> tuple[str, Path] | None:
                 return yaml_scalar(device["count"]), (*base, "count")
             if "gpu" in json.dumps(device.get("capabilities", [])):
                 return "all", base  # capabilities [gpu] with neither count nor ids: all GPUs
-    for index, device in enumerate(service.get("devices") or []):
+    for index, device in enumerate(items_of(service.get("devices"))):
         if "nvidia.com/gpu" in yaml_scalar(device):  # CDI device names, as with --device
             return yaml_scalar(device), ("devices", index)
     gpus = service.get("gpus")

@@ -17,6 +17,8 @@ from vllm_triage.parsers.launch.yaml_doc import (
     Path,
     YamlDoc,
     command_tokens,
+    dig,
+    items_of,
     load_yaml,
     mentions_vllm,
     yaml_scalar,
@@ -29,7 +31,7 @@ def parse_kubernetes(text: str, file: str) -> ParseResult:
     candidates = []
     for doc in load_yaml(text, ctx.notes):
         for pod_path, pod in _pod_specs(doc.data, ()):
-            for index, container in enumerate(pod.get("containers") or []):
+            for index, container in enumerate(items_of(pod.get("containers"))):
                 if isinstance(container, dict) and mentions_vllm(
                     container.get("image"), container.get("command"), container.get("args")
                 ):
@@ -96,7 +98,7 @@ def _k8s_launch(
 
 
 def k8s_env(launch: Launch, doc: YamlDoc, path: Path, container: dict[str, Any]) -> None:
-    for index, item in enumerate(container.get("env") or []):
+    for index, item in enumerate(items_of(container.get("env"))):
         if not isinstance(item, dict) or "name" not in item:
             continue
         line = doc.line((*path, "env", index, "value")) or doc.line((*path, "env", index))
@@ -105,7 +107,7 @@ def k8s_env(launch: Launch, doc: YamlDoc, path: Path, container: dict[str, Any])
         elif "valueFrom" in item:
             source = json.dumps(item["valueFrom"], default=str)
             launch.notes.append(f"line {line}: env {item['name']} comes from {source}; value not in the spec")
-    for item in container.get("envFrom") or []:
+    for item in items_of(container.get("envFrom")):
         if isinstance(item, dict):
             launch.notes.append(
                 f"envFrom {json.dumps(item, default=str)}: those variables are not in the spec"
@@ -115,9 +117,9 @@ def k8s_env(launch: Launch, doc: YamlDoc, path: Path, container: dict[str, Any])
 def _k8s_resources(
     launch: Launch, doc: YamlDoc, path: Path, pod_path: Path, pod: dict[str, Any], container: dict[str, Any]
 ) -> None:
-    resources = container.get("resources") or {}
     for section in ("limits", "requests"):
-        for key, value in (resources.get(section) or {}).items():
+        amounts = dig(container, "resources", section)
+        for key, value in amounts.items() if isinstance(amounts, dict) else ():
             if str(key).endswith("/gpu") and "gpus" not in launch.container:
                 launch.container["gpus"] = Value(
                     yaml_scalar(value), doc.line((*path, "resources", section, key)), f"{key} {section[:-1]}"
@@ -136,8 +138,10 @@ def _k8s_resources(
 def _k8s_volumes(
     launch: Launch, doc: YamlDoc, path: Path, pod_path: Path, pod: dict[str, Any], container: dict[str, Any]
 ) -> None:
-    volumes = {v.get("name"): (i, v) for i, v in enumerate(pod.get("volumes") or []) if isinstance(v, dict)}
-    mounts = [m for m in container.get("volumeMounts") or [] if isinstance(m, dict)]
+    volumes = {
+        v.get("name"): (i, v) for i, v in enumerate(items_of(pod.get("volumes"))) if isinstance(v, dict)
+    }
+    mounts = [m for m in items_of(container.get("volumeMounts")) if isinstance(m, dict)]
     if mounts:
         launch.container["volumes"] = Value(
             [f"{m.get('name')}:{m.get('mountPath')}" for m in mounts], doc.line((*path, "volumeMounts", 0))
@@ -146,7 +150,7 @@ def _k8s_volumes(
         if mount.get("mountPath") != "/dev/shm" or mount.get("name") not in volumes:
             continue
         index, volume = volumes[mount["name"]]
-        empty_dir = volume.get("emptyDir") or {}
+        empty_dir = volume.get("emptyDir") if isinstance(volume.get("emptyDir"), dict) else {}
         size = empty_dir.get("sizeLimit")
         line = doc.line((*pod_path, "volumes", index, "emptyDir"))
         launch.container["shm_size"] = Value(

@@ -104,6 +104,21 @@ def load_yaml(text: str, notes: list[str]) -> list[YamlDoc]:
     return []
 
 
+def dig(value: Any, *keys: str) -> Any:
+    """value[k1][k2]… where every step is a mapping, else None: a hand-written file may put a
+    string or a list where a mapping belongs, and that must not stop the reading."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def items_of(value: Any) -> list[Any]:
+    """The items of a YAML sequence; nothing for any other value."""
+    return value if isinstance(value, list) else []
+
+
 def yaml_scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
