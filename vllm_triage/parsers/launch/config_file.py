@@ -11,12 +11,8 @@ import yaml
 from vllm_triage.parsers import safe_yaml
 from vllm_triage.parsers.base import Problem
 from vllm_triage.parsers.launch.model import Context, Launch, Shell, Value
+from vllm_triage.parsers.launch.vllm_args import key_dest
 from vllm_triage.parsers.launch.wrappers import basename
-from vllm_triage.parsers.vllm_flags import (
-    FlagMatch,
-    resolve_flag,
-    suggest_flag,
-)
 from vllm_triage.provenance import Provenance
 
 
@@ -58,9 +54,8 @@ def _config_key(launch: Launch, key: str, value: Any, line: int | None, name: st
     if dest in ("model_tag", "model") and "model" not in launch.args:
         launch.args["model"] = Value(str(value), line, f"from {name}")
         return
-    match = resolve_flag("--" + key.replace("_", "-"))
-    if not isinstance(match, FlagMatch):
-        suggestion = suggest_flag("--" + key.replace("_", "-"))
+    known, suggestion = key_dest(key)
+    if known is None:
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
         launch.problems.append(
             Problem(
@@ -71,7 +66,7 @@ def _config_key(launch: Launch, key: str, value: Any, line: int | None, name: st
             )
         )
     else:
-        dest = match.spec.dest
+        dest = known
     if dest in launch.args:
         return  # the command line wins over the config file
     if value is False:

@@ -24,8 +24,8 @@ from typing import Any
 from vllm_triage.parsers.base import ParseResult, Problem
 from vllm_triage.parsers.launch.launchers import RAY_SERVE_LLM
 from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Launch, Value, emit
+from vllm_triage.parsers.launch.vllm_args import key_dest
 from vllm_triage.parsers.launch.yaml_doc import YamlDoc, load_yaml, yaml_scalar
-from vllm_triage.parsers.vllm_flags import FlagMatch, resolve_flag, suggest_flag
 from vllm_triage.provenance import Provenance
 
 PYTHON_LLM_CONFIG = re.compile(r"\bLLMConfig\s*\(")
@@ -113,12 +113,9 @@ def _launch(config: _Config, ctx: Context) -> Launch:
 
 def _engine_kwarg(launch: Launch, key: str, value: Any, line: int | None, ctx: Context) -> None:
     """engine_kwargs go to vLLM's AsyncEngineArgs(**kwargs): a key it does not know fails there."""
-    match = resolve_flag("--" + key.replace("_", "-"))
-    if isinstance(match, FlagMatch) and not match.abbreviated:
-        dest = match.spec.dest
-    else:
-        dest = key
-        suggestion = suggest_flag("--" + key.replace("_", "-"))
+    known, suggestion = key_dest(key, exact=True)
+    dest = known or key
+    if known is None:
         hint = f" (did you mean {suggestion.lstrip('-').replace('-', '_')}?)" if suggestion else ""
         launch.problems.append(
             Problem(

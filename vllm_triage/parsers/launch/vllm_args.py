@@ -301,3 +301,14 @@ def _set_path(target: dict[str, Any], dotted_key: str, value: Any) -> None:
         target[keys[-1]] = (existing if isinstance(existing, list) else []) + items
     else:
         target[keys[-1]] = value
+
+
+def key_dest(key: str, exact: bool = False) -> tuple[str | None, str | None]:
+    """A vLLM argument written as a config key (`max_model_len`, `max-model-len`): its dest, or
+    (None, the nearest known flag or None) when vLLM does not know it. `exact`: no unique-prefix
+    abbreviation (keyword arguments are never abbreviated; `--config` keys go through argparse)."""
+    flag = "--" + key.replace("_", "-")
+    match = resolve_flag(flag)
+    if isinstance(match, FlagMatch) and not (exact and match.abbreviated):
+        return match.spec.dest, None
+    return None, suggest_flag(flag)
