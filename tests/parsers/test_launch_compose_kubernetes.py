@@ -107,3 +107,32 @@ def test_a_string_where_a_mapping_belongs_does_not_stop_the_reading():
     result = parse(pod, "pod.yaml")
     assert family(result, "arg.") == {"model": "Qwen/Qwen3-8B"}
     assert not any("could not be read" in note for note in result.notes)
+
+
+def test_compose_built_locally_with_a_block_list_entrypoint():
+    text = (
+        "services:\n  api:\n    build: .\n    entrypoint:\n      - python3\n      - -m\n"
+        "      - vllm.entrypoints.openai.api_server\n    command:\n      - --model\n      - /models/qwen\n"
+        "      - --tensor-parallel-size\n      - '2'\n"
+    )
+    result = parse(text, "compose.yaml")
+    assert value(result, "launcher") == "compose"
+    assert family(result, "arg.") == {"model": "/models/qwen", "tensor_parallel_size": "2"}
+
+
+def test_fragments_of_a_pod_spec_are_read_for_what_they_hold():
+    listed = (
+        "- name: vllm\n  image: vllm/vllm-openai:v0.8.5\n  args:\n    - --model\n    - Qwen/Qwen2.5-7B-Instruct\n"
+        '  resources:\n    limits:\n      nvidia.com/gpu: "1"\n'
+    )
+    result = parse(listed, "paste.yaml")
+    assert value(result, "launcher") == "kubernetes" and value(result, "container.gpus") == "1"
+    assert family(result, "arg.") == {"model": "Qwen/Qwen2.5-7B-Instruct"}
+    lone = (
+        "name: vllm\nimage: vllm/vllm-openai:v0.8.5\n"
+        'args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "-tp", "2"]\nenv:\n  - name: HF_HOME\n    value: /data\n'
+    )
+    result = parse(lone, "paste.yaml")
+    assert value(result, "launcher") == "kubernetes"
+    assert family(result, "arg.") == {"model": "Qwen/Qwen2.5-7B-Instruct", "tensor_parallel_size": "2"}
+    assert family(result, "env.") == {"HF_HOME": "/data"}

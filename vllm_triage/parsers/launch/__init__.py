@@ -61,6 +61,11 @@ def parse(text: str, file: str) -> ParseResult:
             "ray_serve_llm": parse_ray_serve,
         }[shape]
         result = reader(text, file)
+        if "launcher" not in result.knobs and shape in ("compose", "kubernetes"):
+            # A fragment (a bare container list, one service body) can read as either.
+            other = parse_kubernetes(text, file) if shape == "compose" else parse_compose(text, file)
+            if "launcher" in other.knobs:
+                return other
         if "launcher" not in result.knobs and shape != "shell":
             # YAML-looking prose around a shell command (a README, an issue): try the shell.
             fallback = parse_shell(text, file)

@@ -30,23 +30,45 @@ def parse_kubernetes(text: str, file: str) -> ParseResult:
     ctx = Context(file)
     candidates = []
     for doc in load_yaml(text, ctx.notes):
-        for pod_path, pod in _pod_specs(doc.data, ()):
-            for index, container in enumerate(items_of(pod.get("containers"))):
-                if isinstance(container, dict) and mentions_vllm(
-                    container.get("image"), container.get("command"), container.get("args")
-                ):
-                    candidates.append((doc, pod_path, pod, index, container))
+        for pod_path, pod, container_path, container in _containers(doc.data):
+            if mentions_vllm(container.get("image"), container.get("command"), container.get("args")):
+                candidates.append((doc, pod_path, pod, container_path, container))
     if not candidates:
         result.notes.append("no vLLM container found in the Kubernetes spec")
         result.notes.extend(ctx.notes)
         return result
-    doc, pod_path, pod, index, container = candidates[0]
-    launch = _k8s_launch(doc, pod_path, pod, index, container, ctx)
+    doc, pod_path, pod, container_path, container = candidates[0]
+    launch = _k8s_launch(doc, pod_path, pod, container_path, container, ctx)
     emit(launch, result, file)
     for other in candidates[1:]:
         result.notes.append(f"container {other[4].get('name')} also runs vLLM; the first one was read")
     result.notes.extend(ctx.notes)
     return result
+
+
+def _containers(data: Any) -> Iterable[tuple[Path, dict[str, Any], Path, dict[str, Any]]]:
+    """(pod path, pod, container path, container) for every container in a document; a fragment
+    is read for what it holds: a bare `- name: … image: …` list, or one container mapping."""
+    if isinstance(data, list) and any(isinstance(item, dict) and "image" in item for item in data):
+        for index, item in enumerate(data):
+            if isinstance(item, dict):
+                yield (), {}, (index,), item
+        return
+    if isinstance(data, dict) and "image" in data and "containers" not in data and _container_keys(data):
+        yield (), {}, (), data
+        return
+    for pod_path, pod in _pod_specs(data, ()):
+        for index, container in enumerate(items_of(pod.get("containers"))):
+            if isinstance(container, dict):
+                yield pod_path, pod, (*pod_path, "containers", index), container
+
+
+def _container_keys(data: dict[str, Any]) -> bool:
+    """Keys a Kubernetes container has and a compose service has not."""
+    env = data.get("env")
+    return any(key in data for key in ("args", "volumeMounts", "resources", "imagePullPolicy")) or (
+        isinstance(env, list) and any(isinstance(item, dict) and "name" in item for item in env)
+    )
 
 
 def _pod_specs(data: Any, path: Path) -> Iterable[tuple[Path, dict[str, Any]]]:
@@ -66,9 +88,8 @@ _K8S_VAR = re.compile(r"\$\(([A-Za-z_]\w*)\)")
 
 
 def _k8s_launch(
-    doc: YamlDoc, pod_path: Path, pod: dict[str, Any], index: int, container: dict[str, Any], ctx: Context
+    doc: YamlDoc, pod_path: Path, pod: dict[str, Any], path: Path, container: dict[str, Any], ctx: Context
 ) -> Launch:
-    path: Path = (*pod_path, "containers", index)
     launch = Launch("kubernetes", doc.line((*path, "image")) or doc.line(path))
     if container.get("name"):
         launch.notes.append(f"container {container['name']}")

@@ -48,6 +48,9 @@ _YAML_VLLM = re.compile(
 )
 
 
+# `entrypoint:` / `command:` as a block list: the program is an item of its own.
+_YAML_VLLM_ITEM = re.compile(r"^\s*-\s+[\"']?(?:vllm[\"']?\s*$|vllm\.entrypoints\.|python3? -m vllm\.)", re.M)
+_LONE_CONTAINER = re.compile(r"^(?:args|resources|volumeMounts|imagePullPolicy):", re.M)
 _YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:", re.M)
 
 
@@ -85,13 +88,16 @@ def looks_like(text: str) -> str | None:
     if yaml_like and _PRODUCTION_STACK.search(head):
         return "helm"
     # `command:` as a block list puts `vllm` on a later line than the key, hence the second test.
-    if yaml_like and (_YAML_VLLM.search(head) or (_YAML_IMAGE.search(head) and _VLLM_WORD.search(head))):
+    vllm_in_yaml = _YAML_VLLM.search(head) or _YAML_VLLM_ITEM.search(head)
+    if yaml_like and (vllm_in_yaml or (_YAML_IMAGE.search(head) and _VLLM_WORD.search(head))):
         if _K8S.search(head) or (_K8S_KIND.search(head) and "apiVersion" in head):
             return "kubernetes"
         if not _COMPOSE.search(head) and _HELM_ARGS.search(head) and _HELM_IMAGE.search(head):
             return "helm"  # values of a generic chart: an args list next to image.repository
         if _COMPOSE.search(head) or re.search(r"^\s+(?:image|command|deploy|environment):", head, re.M):
             return "compose"
+        if re.search(r"^image:", head, re.M):  # one container or service body, not indented
+            return "kubernetes" if _LONE_CONTAINER.search(head) else "compose"
     if shell_launches(head, sniff=True)[0]:
         return "sbatch" if SBATCH_LINE.search(head) else "shell"
     return None
