@@ -84,3 +84,12 @@ def test_sh_dash_c_with_a_double_dash_as_pods_write_it() -> None:
 def test_a_wrapper_alone_is_no_launch() -> None:
     assert parse("nohup python3 train.py --model m &\n", "x.sh").knobs == {}
     assert parse("systemd-run --scope nvidia-smi\n", "x.sh").knobs == {}
+
+
+def test_argv_reader_docstring_example_runs():
+    import doctest
+
+    from vllm_triage.parsers.launch import argv
+
+    outcome = doctest.testmod(argv)
+    assert outcome.attempted >= 2 and outcome.failed == 0
