@@ -58,6 +58,10 @@ def test_rayservice_serve_config_string_keeps_line_numbers_of_the_outer_file():
     assert family(result, "arg.") == {"model": "mistralai/Mistral-7B-Instruct-v0.2", "max_model_len": "4096"}
     assert line(result, "arg.max_model_len") == 15
     assert value(result, "container.gpus") == "1"
+    assert (
+        value(result, "image.ref") == "rayproject/ray-llm:2.52.0-py311-cu128"
+        and line(result, "image.ref") == 22
+    )
 
 
 def test_a_python_fragment_from_an_issue_is_read_call_by_call():

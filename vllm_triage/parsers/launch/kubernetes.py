@@ -30,7 +30,7 @@ def parse_kubernetes(text: str, file: str) -> ParseResult:
     ctx = Context(file)
     candidates = []
     for doc in load_yaml(text, ctx.notes):
-        for pod_path, pod, container_path, container in _containers(doc.data):
+        for pod_path, pod, container_path, container in containers_in(doc.data):
             if mentions_vllm(container.get("image"), container.get("command"), container.get("args")):
                 candidates.append((doc, pod_path, pod, container_path, container))
     if not candidates:
@@ -46,7 +46,7 @@ def parse_kubernetes(text: str, file: str) -> ParseResult:
     return result
 
 
-def _containers(data: Any) -> Iterable[tuple[Path, dict[str, Any], Path, dict[str, Any]]]:
+def containers_in(data: Any) -> Iterable[tuple[Path, dict[str, Any], Path, dict[str, Any]]]:
     """(pod path, pod, container path, container) for every container in a document; a fragment
     is read for what it holds: a bare `- name: … image: …` list, or one container mapping."""
     if isinstance(data, list) and any(isinstance(item, dict) and "image" in item for item in data):

@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_triage.parsers.base import ParseResult, Problem
+from vllm_triage.parsers.launch.docker import set_image
+from vllm_triage.parsers.launch.kubernetes import containers_in
 from vllm_triage.parsers.launch.launchers import RAY_SERVE_LLM
+from vllm_triage.parsers.launch.lexer import Token
 from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Launch, Value, emit
 from vllm_triage.parsers.launch.vllm_args import key_dest
 from vllm_triage.parsers.launch.yaml_doc import YamlDoc, load_yaml, yaml_scalar
@@ -57,6 +60,8 @@ def parse_ray_serve(text: str, file: str) -> ParseResult:
         result.notes.extend(ctx.notes)
         return result
     launch = _launch(configs[0], ctx)
+    if not python:
+        _rayservice_image(text, launch, ctx)
     emit(launch, result, file)
     for other in configs[1:]:
         loading = other.data.get("model_loading_config") or {}
@@ -150,6 +155,18 @@ def _gpus(launch: Launch) -> None:
         tp.line if tp is not None else launch.line,
         "per replica: one GPU per engine worker (tensor_parallel_size × pipeline_parallel_size)",
     )
+
+
+def _rayservice_image(text: str, launch: Launch, ctx: Context) -> None:
+    """A RayService runs its replicas in the image of its Ray pods (rayproject/ray-llm: vLLM
+    comes with it); the head group's container is the first one."""
+    for doc in load_yaml(text, []):
+        for _pod_path, _pod, path, container in containers_in(doc.data):
+            image = yaml_scalar(container.get("image")).strip()
+            if image:
+                set_image(launch, Token(image, doc.line((*path, "image"))))
+                launch.notes.append("image of the RayService's Ray pods (head group first)")
+                return
 
 
 # -- YAML ----------------------------------------------------------------------------------------
