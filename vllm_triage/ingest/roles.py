@@ -44,7 +44,7 @@ _PARSER_SNIFFERS = (
     ("vllm_triage.parsers.container_inspect", "container_inspect"),
     # A launch script that ends with a health-check curl is a launch command; a curl alone is
     # refused by the launch sniffer and claimed by the request sniffer.
-    ("vllm_triage.parsers.launch_command", "launch_command"),
+    ("vllm_triage.parsers.launch", "launch_command"),
     ("vllm_triage.parsers.request", "request"),
     ("vllm_triage.parsers.env_file", "environment"),
 )
