@@ -1,0 +1,102 @@
+"""Physical to logical lines: CR-only endings, CRI partial records, terminal-UI box wraps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from vllm_triage.cli import cli
+from vllm_triage.ingest.logical import join_wrapped, logical_lines, split_carriage_returns
+
+LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
+BAR = "Capturing CUDA graphs (decode, FULL): {p:3d}%|{bar:<10}| {n}/67 [00:0{n}<00:10, 3.1it/s]"
+
+
+def _bar(p: int, n: int) -> str:
+    return BAR.format(p=p, bar="█" * (p // 10), n=n)
+
+
+def test_a_lone_carriage_return_ends_a_line_but_a_progress_redraw_does_not() -> None:
+    text = (
+        "INFO 11-04 15:23:28 [core.py:1] a\r"
+        + "\r".join(_bar(p, n) for p, n in ((0, 0), (50, 3)))
+        + "\rINFO b"
+    )
+    assert split_carriage_returns([text]) == [
+        "INFO 11-04 15:23:28 [core.py:1] a",
+        _bar(0, 0) + "\r" + _bar(50, 3),
+        "INFO b",
+    ]
+    # CRLF and a bar redrawn from a leading `\r` stay as they were.
+    assert split_carriage_returns(["a\r", "\r" + _bar(0, 0) + "\r" + _bar(50, 3)]) == [
+        "a\r",
+        "\r" + _bar(0, 0) + "\r" + _bar(50, 3),
+    ]
+    assert split_carriage_returns(["a\r\rb"]) == ["a", "", "b"]
+
+
+def test_cri_partial_records_join_the_next_full_record_of_their_stream() -> None:
+    lines = [
+        "2025-01-01T00:00:00Z stdout P INFO 11-04 15:23:28 [core.py:69] Initializing a V1 LLM engine with ",
+        "2025-01-01T00:00:00Z stderr F Traceback (most recent call last):",
+        "2025-01-01T00:00:00Z stdout P config: model='m', ",
+        "2025-01-01T00:00:01Z stdout F tensor_parallel_size=2",
+        "2025-01-01T00:00:01Z stdout F next",
+    ]
+    assert join_wrapped(lines) == [
+        "2025-01-01T00:00:00Z stdout F INFO 11-04 15:23:28 [core.py:69] Initializing a V1 LLM engine with "
+        "config: model='m', tensor_parallel_size=2",
+        "2025-01-01T00:00:00Z stderr F Traceback (most recent call last):",
+        "",
+        "",
+        "2025-01-01T00:00:01Z stdout F next",
+    ]
+
+
+def test_box_rows_rejoin_only_where_the_box_wrapped() -> None:
+    width = 20
+    rows = [
+        "abcdefghijklmnopqrst",  # full: cut mid-word at the box width
+        "uvwxyz",
+        "the quick brown fox",  # word-wrapped: `jumps` would not have fitted
+        "jumps over",
+        "short line",  # the next word would have fitted: a real line end
+        "another",
+        "a long row filled up",
+        '  File "x.py", line 1',  # a frame starts a record, wrapped or not
+        "b long row filled up",
+        "RuntimeError: boom",
+    ]
+    boxed = [f"│ {row:<{width}} │" for row in rows]
+    joined = join_wrapped(boxed)
+    assert joined[0] == "│ abcdefghijklmnopqrstuvwxyz │" and joined[1] == ""
+    assert joined[2] == "│ the quick brown fox jumps over │" and joined[3] == ""
+    assert joined[4:] == boxed[4:]
+
+
+def test_a_group_cut_by_a_chunk_boundary_is_joined_in_the_next_chunk() -> None:
+    first = ["x", "2025-01-01T00:00:00Z stdout P part one, "]
+    second = ["2025-01-01T00:00:00Z stdout F part two", "y"]
+    batches = [pl.Series("raw", first), pl.Series("raw", second)]
+    out = [line for batch in logical_lines(batches) for line in batch.to_list()]
+    assert out == ["x", "2025-01-01T00:00:00Z stdout F part one, part two", "", "y"]
+    plain = [pl.Series("raw", ["a", "b"])]
+    assert [b.to_list() for b in logical_lines(plain)] == [["a", "b"]]
+
+
+def test_a_cr_only_log_is_triaged_like_the_lf_one(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    lines = (LOGS / "v1-0.9.2-tp4-worker-nccl.log").read_text().splitlines()
+    verdicts = []
+    for name, end in (("lf.log", "\n"), ("cr.log", "\r")):
+        given = tmp_path / name
+        given.write_text(end.join(lines) + end, newline="")
+        result = CliRunner().invoke(cli, ["triage", str(given), "--format", "json"], catch_exceptions=False)
+        out = json.loads(result.stdout)
+        verdicts.append((out["phase"], out["first_error"]["line"], out["first_error"]["text"]))
+    assert verdicts[0] == verdicts[1]
+    assert verdicts[0][2] == lines[57]

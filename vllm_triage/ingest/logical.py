@@ -1,0 +1,178 @@
+"""Physical lines to logical lines: undo the transports that cut one log line into several.
+
+Three transports break lines where the program did not:
+  * CR-only line endings (an old Mac editor, a terminal capture): `\\r` alone ends a line, except
+    where a progress bar (tqdm) redraws itself, which is one line of noise;
+  * CRI log files (`/var/log/pods/…`): the kubelet cuts a line longer than 16 KiB into `P`
+    (partial) records ended by an `F` record of the same stream;
+  * terminal-UI boxes (rich panels, TUI panes): a line longer than the box wraps onto the next
+    box row, cut at the box width or, word-wrapped, where the next word would not fit.
+
+The joined text goes on the row of the first piece; the rows of the other pieces are left blank,
+so every other line keeps its number in the file as given (CR-only files are counted with `\\r` as
+the line break, as editors show them). A wrapped piece never starts a new record: a line that
+opens with a logger or process prefix, a traceback header, a frame or an exception name is not
+joined to the one before it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+import polars as pl
+
+from vllm_triage.ingest import prefixes
+
+# Cheap test of a batch (Rust regex): only batches with something to undo go through Python.
+_NEEDS_WORK = r"\r[^\r]|^\S+ (?:stdout|stderr) P |^\s*[│┃║]"
+# A tqdm / vLLM progress bar: `50%|███ | 2/4 [00:03<00:03, 1.52s/it]`, `50% Completed | 2/4 [...]`.
+_PROGRESS = re.compile(r"\d{1,3}%(?:\s*Completed)?\s*\||\|\s*\d+/\d+\s*\[|\d+/\d+ \[\d+:\d+|(?:it/s|s/it)\]")
+_CRI = re.compile(r"^(?P<ts>\S+) (?P<stream>stdout|stderr) (?P<tag>[PF]) (?P<body>.*)$")
+_BOX_ROW = re.compile(r"^(?P<lead>\s*)(?P<left>[│┃║]) (?P<inner>.*) (?P<right>[│┃║])\s*$")
+_NEW_RECORD = re.compile(
+    rf"^(?:\S+ )?(?:{prefixes.LOGGER_HEAD})|^{prefixes.PROCESS_HEAD}|^{prefixes.RANK_HEAD}|^{prefixes.UVICORN_HEAD}"
+    r"|^Traceback \(most recent call last\)|^File \"|^During handling of|^The above exception"
+    r"|^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt)\b"
+)
+
+
+def logical_lines(batches: Iterable[pl.Series]) -> Iterator[pl.Series]:
+    """The batches of physical lines as logical lines (see the module docstring).
+
+    A group that may go on past the end of a batch (an open `P` record, a box row) is held back
+    and completed with the next batch, so a join never depends on where a chunk was cut.
+    """
+    carry: list[str] = []
+    for raw in batches:
+        if not carry and not raw.str.contains(_NEEDS_WORK).any():
+            yield raw
+            continue
+        lines = carry + split_carriage_returns(raw.to_list())
+        cut = _open_tail(lines)
+        carry = lines[cut:]
+        if cut:
+            yield pl.Series("raw", join_wrapped(lines[:cut]), dtype=pl.String)
+    if carry:
+        yield pl.Series("raw", join_wrapped(carry), dtype=pl.String)
+
+
+def split_carriage_returns(lines: list[str]) -> list[str]:
+    """Lines with `\\r` breaks split into rows; a progress bar's redraws stay one row."""
+    if not any("\r" in line.rstrip("\r") for line in lines):
+        return lines
+    out: list[str] = []
+    for line in lines:
+        body = line.rstrip("\r")
+        if "\r" not in body:
+            out.append(line)
+            continue
+        pieces = body.split("\r")
+        row, last = pieces[0], pieces[0]
+        for piece in pieces[1:]:
+            if _redraw(last, piece):
+                row += "\r" + piece
+                last = piece if piece.strip() else last
+                continue
+            out.append(row)
+            row, last = piece, piece
+        out.append(row)
+    return out
+
+
+def _redraw(before: str, after: str) -> bool:
+    """`after` overwrites `before` on the same terminal line: both are bars (or blank), one a bar."""
+    bar_before, bar_after = bool(_PROGRESS.search(before)), bool(_PROGRESS.search(after))
+    return (
+        (bar_before or not before.strip()) and (bar_after or not after.strip()) and (bar_before or bar_after)
+    )
+
+
+def join_wrapped(lines: list[str]) -> list[str]:
+    """CRI partial records and box-wrapped rows joined onto their first row; the others blanked."""
+    return _join_box(_join_cri(lines))
+
+
+def _join_cri(lines: list[str]) -> list[str]:
+    if not any(" P " in line for line in lines):
+        return lines
+    out = list(lines)
+    open_record: dict[str, int] = {}  # stream → row of its first partial record
+    for i, line in enumerate(lines):
+        record = _CRI.match(line)
+        if not record:
+            continue
+        stream = record.group("stream")
+        first = open_record.get(stream)
+        if first is not None:
+            out[first] += record.group("body")
+            out[i] = ""
+        elif record.group("tag") == "P":
+            out[i] = f"{record.group('ts')} {stream} F {record.group('body')}"
+        if record.group("tag") == "P":
+            open_record.setdefault(stream, i)
+        else:
+            open_record.pop(stream, None)
+    return out
+
+
+def _join_box(lines: list[str]) -> list[str]:
+    if not any(line.lstrip()[:1] in ("│", "┃", "║") for line in lines):
+        return lines
+    out = list(lines)
+    i = 0
+    while i < len(lines):
+        row = _BOX_ROW.match(lines[i])
+        if not row:
+            i += 1
+            continue
+        width = len(row.group("inner"))  # every row of one box has the same width
+        content = last = row.group("inner").rstrip()
+        j = i + 1
+        while j < len(lines):
+            following = _BOX_ROW.match(lines[j])
+            if not following or len(following.group("inner")) != width:
+                break
+            piece = following.group("inner").rstrip()
+            separator = _wrap_separator(last, piece, width)
+            if separator is None:
+                break
+            content, last, out[j] = content + separator + piece, piece, ""
+            j += 1
+        if j > i + 1:
+            out[i] = f"{row.group('lead')}{row.group('left')} {content} {row.group('right')}"
+        i = j
+    return out
+
+
+def _wrap_separator(last: str, piece: str, width: int) -> str | None:
+    """How `piece` continues the box row `last` when the box wrapped the line there, else None."""
+    if not last.strip() or not piece.strip() or _NEW_RECORD.match(piece.lstrip()):
+        return None
+    if len(last) >= width:
+        return ""  # cut at the box width, mid-word
+    if piece[:1].isspace() or len(last) + 1 + len(piece.split(None, 1)[0]) <= width:
+        return None  # the next word would have fitted: the line really ended here
+    return " "  # word-wrapped: the space at the break was dropped
+
+
+_MAX_HELD_BOX_ROWS = 64  # a line wrapped over more box rows than this is cut there
+
+
+def _open_tail(lines: list[str]) -> int:
+    """Index from which the last lines may continue into the next batch (len(lines) if none)."""
+    cut = len(lines)
+    complete: set[str] = set()
+    for i in range(len(lines) - 1, max(len(lines) - 4096, -1), -1):
+        record = _CRI.match(lines[i])
+        if not record:
+            continue
+        stream = record.group("stream")
+        if record.group("tag") == "F":
+            complete.add(stream)  # this stream's records before its last F are complete
+        elif stream not in complete:
+            cut = i
+    box_start = len(lines)
+    while box_start > max(len(lines) - _MAX_HELD_BOX_ROWS, 0) and _BOX_ROW.match(lines[box_start - 1]):
+        box_start -= 1
+    return min(cut, box_start)
