@@ -74,10 +74,12 @@ _RECORD_COLUMNS = ("_j_level", "_j_vllm_ts", "_j_source", "_j_process", "_j_pid"
 
 def _unwrap_json(frame: pl.DataFrame, json_lines: bool) -> pl.DataFrame:
     """`_t` (the text to strip), `_envelope_ts`, and the LogRecord fields of vLLM's own JSON
-    logging (`_j_*`), for the lines that are JSON records."""
+    logging (`_j_*`), for the lines that are JSON records (`json_lines`: the file is JSON lines)."""
     raw = pl.col("raw")
     none = pl.lit(None, dtype=pl.String)
-    if not json_lines:
+    # vLLM's JSON logging writes LogRecords to stdout while raw tracebacks and progress bars stay
+    # text: a record is unwrapped wherever it is, in a JSON-lines file or in a mixed one.
+    if not json_lines and not frame.get_column("raw").str.starts_with('{"').any():
         return frame.with_columns(_t=raw, _envelope_ts=none, **{c: none for c in _RECORD_COLUMNS})
 
     def field(key: str) -> pl.Expr:
@@ -86,6 +88,8 @@ def _unwrap_json(frame: pl.DataFrame, json_lines: bool) -> pl.DataFrame:
     is_json = raw.str.starts_with("{")
     body = pl.coalesce(*(field(key) for key in g.JSON_BODY_KEYS))
     is_record = is_json & field(g.JSON_RECORD_KEY).is_not_null()
+    process = pl.coalesce(*(field(key) for key in g.JSON_PROCESS_KEYS))
+    named = is_record & (process != g.MAIN_PROCESS)
     level = field(g.JSON_RECORD_KEY).str.to_uppercase().replace({"WARN": "WARNING", "FATAL": "CRITICAL"})
     asctime = field("asctime").str.extract_groups(r"^(?:\d{4}-)?(?P<md>\d\d-\d\d)[ T](?P<hms>\d\d:\d\d:\d\d)")
     return frame.with_columns(
@@ -96,8 +100,8 @@ def _unwrap_json(frame: pl.DataFrame, json_lines: bool) -> pl.DataFrame:
             asctime.struct.field("md") + pl.lit(" ") + asctime.struct.field("hms")
         ),
         _j_source=pl.when(is_record).then(field("filename") + pl.lit(":") + field("lineno")),
-        _j_process=pl.when(is_record).then(pl.coalesce(*(field(key) for key in g.JSON_PROCESS_KEYS))),
-        _j_pid=pl.when(is_record).then(pl.coalesce(*(field(key) for key in g.JSON_PID_KEYS))),
+        _j_process=pl.when(named).then(process),
+        _j_pid=pl.when(named).then(pl.coalesce(*(field(key) for key in g.JSON_PID_KEYS))),
     )
 
 
@@ -219,7 +223,11 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
             i.struct.field("date") + pl.lit(" ") + i.struct.field("time"),
         ),
         source=pl.coalesce(
-            v.struct.field("src"), c.struct.field("src"), gl.struct.field("src"), i.struct.field("src")
+            v.struct.field("src"),
+            v.struct.field("bsrc"),
+            c.struct.field("src"),
+            gl.struct.field("src"),
+            i.struct.field("src"),
         ),
         message=message,
     ).drop("_v", "_u", "_c", "_i", "_g", "_t")

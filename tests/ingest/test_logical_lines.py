@@ -44,35 +44,48 @@ def test_cri_partial_records_join_the_next_full_record_of_their_stream() -> None
         "2025-01-01T00:00:01Z stdout F tensor_parallel_size=2",
         "2025-01-01T00:00:01Z stdout F next",
     ]
-    assert join_wrapped(lines) == [
+    joined = (
         "2025-01-01T00:00:00Z stdout F INFO 11-04 15:23:28 [core.py:69] Initializing a V1 LLM engine with "
-        "config: model='m', tensor_parallel_size=2",
+        "config: model='m', tensor_parallel_size=2"
+    )
+    assert join_wrapped(lines) == [
+        "",
         "2025-01-01T00:00:00Z stderr F Traceback (most recent call last):",
         "",
-        "",
+        joined,
         "2025-01-01T00:00:01Z stdout F next",
     ]
 
 
 def test_box_rows_rejoin_only_where_the_box_wrapped() -> None:
     width = 20
-    rows = [
-        "abcdefghijklmnopqrst",  # full: cut mid-word at the box width
-        "uvwxyz",
-        "the quick brown fox",  # word-wrapped: `jumps` would not have fitted
-        "jumps over",
-        "short line",  # the next word would have fitted: a real line end
-        "another",
-        "a long row filled up",
-        '  File "x.py", line 1',  # a frame starts a record, wrapped or not
-        "b long row filled up",
-        "RuntimeError: boom",
-    ]
-    boxed = [f"│ {row:<{width}} │" for row in rows]
+    # A pane that cuts at its width: full rows continue, nothing else does.
+    hard = ["abcdefghijklmnopqrst", "uvwxyz", "the quick brown", "foxes jump over", "a long row filled up",
+            '  File "x.py", line 1', "cut right after a ", "space"]  # fmt: skip
+    joined = join_wrapped([f"│ {row:<{width}} │" for row in hard])
+    assert joined[:2] == ["", "│ abcdefghijklmnopqrstuvwxyz │"]
+    assert joined[2:4] == [f"│ {row:<{width}} │" for row in hard[2:4]]  # no word-wrapping in a hard pane
+    assert joined[4:6] == [f"│ {row:<{width}} │" for row in hard[4:6]]  # a frame starts a record
+    assert joined[6:] == ["", "│ cut right after a space │"]  # the padding hid the space at the cut
+    # A word-wrapping panel (rich): a row ends early where the next word would not have fitted.
+    soft = ["the quick brown fox", "jumps over", "short line", "another", "RuntimeError: boom"]
+    boxed = [f"│ {row:<{width}} │" for row in soft]
     joined = join_wrapped(boxed)
-    assert joined[0] == "│ abcdefghijklmnopqrstuvwxyz │" and joined[1] == ""
-    assert joined[2] == "│ the quick brown fox jumps over │" and joined[3] == ""
-    assert joined[4:] == boxed[4:]
+    assert joined[:2] == ["", "│ the quick brown fox jumps over │"]
+    assert joined[2:] == boxed[2:]  # `another` would have fitted; an exception starts a record
+
+
+def test_a_wrapped_source_line_stays_under_its_frame() -> None:
+    width = 30
+    rows = [
+        '  File "/x/vllm/worker.py", line 9, in f',
+        '    raise ValueError("No memory for the cache blocks")',
+    ]
+    boxed = [f"│ {row[k : k + width]:<{width}} │" for row in rows for k in range(0, len(row), width)]
+    assert len(boxed) == 4
+    joined = join_wrapped(boxed)
+    assert joined[0] == "" and joined[1] == f"│ {rows[0]} │"  # the frame: last row of its group
+    assert joined[2] == f"│ {rows[1]} │" and joined[3] == ""  # its source line: first row
 
 
 def test_a_group_cut_by_a_chunk_boundary_is_joined_in_the_next_chunk() -> None:
@@ -80,7 +93,7 @@ def test_a_group_cut_by_a_chunk_boundary_is_joined_in_the_next_chunk() -> None:
     second = ["2025-01-01T00:00:00Z stdout F part two", "y"]
     batches = [pl.Series("raw", first), pl.Series("raw", second)]
     out = [line for batch in logical_lines(batches) for line in batch.to_list()]
-    assert out == ["x", "2025-01-01T00:00:00Z stdout F part one, part two", "", "y"]
+    assert out == ["x", "", "2025-01-01T00:00:00Z stdout F part one, part two", "y"]
     plain = [pl.Series("raw", ["a", "b"])]
     assert [b.to_list() for b in logical_lines(plain)] == [["a", "b"]]
 

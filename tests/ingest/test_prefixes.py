@@ -143,6 +143,12 @@ LINES: list[tuple[str, Parts]] = [
             logger="iso",
         ),
     ),
+    # a format without %(asctime)s keeps the bracketed location; `INFO word` is no logger prefix
+    (
+        "ERROR [core.py:718] EngineCore failed to start.",
+        Parts("EngineCore failed to start.", level="ERROR", source="core.py:718", logger="vllm"),
+    ),
+    ("WARNING something happened", Parts("WARNING something happened")),
     (MESSAGE, Parts(MESSAGE)),
 ]
 
@@ -202,6 +208,11 @@ def test_vllm_json_logging_fills_the_same_columns() -> None:
     # A shipper's own `level` is its guess, not the logger's: only a LogRecord's levelname counts.
     guess = json.dumps({"ts": "2025-11-04T15:23:29Z", "level": "info", "msg": MESSAGE})
     assert split_line(guess, json_lines=True) == Parts(MESSAGE, "2025-11-04T15:23:29Z")
+    # The main process (API server, V0 engine) prints its text lines unprefixed: its records too.
+    main = json.dumps({"levelname": "INFO", "processName": "MainProcess", "process": 1, "message": "m"})
+    assert split_line(main, json_lines=True) == Parts("m", level="INFO")
+    main_row = parse_lines(pl.Series("raw", [main]), "t.log", 1, json_lines=True).row(0, named=True)
+    assert (main_row["process"], main_row["pid"], main_row["level"]) == (None, None, "INFO")
     # A JSON value printed on a line of its own is left as it is.
     assert split_line('{"a": 1}', json_lines=True).message == '{"a": 1}'
 

@@ -8,9 +8,11 @@ Three transports break lines where the program did not:
   * terminal-UI boxes (rich panels, TUI panes): a line longer than the box wraps onto the next
     box row, cut at the box width or, word-wrapped, where the next word would not fit.
 
-The joined text goes on the row of the first piece; the rows of the other pieces are left blank,
-so every other line keeps its number in the file as given (CR-only files are counted with `\\r` as
-the line break, as editors show them). A wrapped piece never starts a new record: a line that
+The joined line goes on one row of its group and the others are left blank, so every line keeps
+its number in the file as given; which row is chosen keeps a traceback's shape: a frame's source
+line sits right under its frame (the group's first row), anything else right above what follows it
+(the last row: a headline above its traceback, a frame above its source line). CR-only files are
+counted with `\\r` as the line break, as editors show them. A wrapped piece never starts a new record: a line that
 opens with a logger or process prefix, a traceback header, a frame or an exception name is not
 joined to the one before it.
 """
@@ -32,8 +34,8 @@ _CRI = re.compile(r"^(?P<ts>\S+) (?P<stream>stdout|stderr) (?P<tag>[PF]) (?P<bod
 _BOX_ROW = re.compile(r"^(?P<lead>\s*)(?P<left>[│┃║]) (?P<inner>.*) (?P<right>[│┃║])\s*$")
 _NEW_RECORD = re.compile(
     rf"^(?:\S+ )?(?:{prefixes.LOGGER_HEAD})|^{prefixes.PROCESS_HEAD}|^{prefixes.RANK_HEAD}|^{prefixes.UVICORN_HEAD}"
-    r"|^Traceback \(most recent call last\)|^File \"|^During handling of|^The above exception"
-    r"|^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt)\b"
+    r"|^Traceback \(most recent call last\)|^File \"|^During handling of|^The above exception|^Process \w+:$"
+    r"|^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt)\b|^\S+\.py:\d+: \w*Warning"
 )
 
 
@@ -89,7 +91,7 @@ def _redraw(before: str, after: str) -> bool:
 
 
 def join_wrapped(lines: list[str]) -> list[str]:
-    """CRI partial records and box-wrapped rows joined onto their first row; the others blanked."""
+    """CRI partial records and box-wrapped rows joined onto one row of their group (see `_place`)."""
     return _join_box(_join_cri(lines))
 
 
@@ -97,22 +99,27 @@ def _join_cri(lines: list[str]) -> list[str]:
     if not any(" P " in line for line in lines):
         return lines
     out = list(lines)
-    open_record: dict[str, int] = {}  # stream → row of its first partial record
+    groups: list[list[int]] = []
+    open_group: dict[str, list[int]] = {}  # stream → rows of its records since its first `P`
     for i, line in enumerate(lines):
         record = _CRI.match(line)
         if not record:
             continue
         stream = record.group("stream")
-        first = open_record.get(stream)
-        if first is not None:
-            out[first] += record.group("body")
-            out[i] = ""
-        elif record.group("tag") == "P":
-            out[i] = f"{record.group('ts')} {stream} F {record.group('body')}"
-        if record.group("tag") == "P":
-            open_record.setdefault(stream, i)
-        else:
-            open_record.pop(stream, None)
+        group = open_group.get(stream)
+        if group is None and record.group("tag") == "P":
+            group = open_group[stream] = []
+            groups.append(group)
+        if group is not None:
+            group.append(i)
+        if record.group("tag") == "F":
+            open_group.pop(stream, None)
+    for group in groups:
+        first = _CRI.match(lines[group[0]])
+        assert first is not None
+        body = "".join(_CRI.match(lines[i]).group("body") for i in group)  # type: ignore[union-attr]
+        joined = f"{first.group('ts')} {first.group('stream')} F {body}"
+        _place(out, group, joined)
     return out
 
 
@@ -120,42 +127,77 @@ def _join_box(lines: list[str]) -> list[str]:
     if not any(line.lstrip()[:1] in ("│", "┃", "║") for line in lines):
         return lines
     out = list(lines)
-    i = 0
-    while i < len(lines):
-        row = _BOX_ROW.match(lines[i])
-        if not row:
-            i += 1
-            continue
-        width = len(row.group("inner"))  # every row of one box has the same width
-        content = last = row.group("inner").rstrip()
-        j = i + 1
-        while j < len(lines):
-            following = _BOX_ROW.match(lines[j])
-            if not following or len(following.group("inner")) != width:
-                break
-            piece = following.group("inner").rstrip()
-            separator = _wrap_separator(last, piece, width)
-            if separator is None:
-                break
-            content, last, out[j] = content + separator + piece, piece, ""
-            j += 1
-        if j > i + 1:
-            out[i] = f"{row.group('lead')}{row.group('left')} {content} {row.group('right')}"
-        i = j
+    for run in _box_runs(lines):
+        # A pane that cuts at its width fills rows to the border; only a box that never does
+        # (rich's word-wrapping panels) is read as word-wrapped.
+        hard = any(len(content) == width for _, content, width in run)
+        k = 0
+        while k < len(run):
+            first, content, width = run[k]
+            last, end = content, k + 1
+            while end < len(run):
+                piece = run[end][1]
+                separator = _wrap_separator(last, piece, width, hard)
+                if separator is None:
+                    break
+                content, last, end = content + separator + piece, piece, end + 1
+            if end > k + 1:
+                row = _BOX_ROW.match(lines[first])
+                assert row is not None
+                joined = f"{row.group('lead')}{row.group('left')} {content} {row.group('right')}"
+                _place(out, [run[m][0] for m in range(k, end)], joined)
+            k = end
     return out
 
 
-def _wrap_separator(last: str, piece: str, width: int) -> str | None:
+def _box_runs(lines: list[str]) -> list[list[tuple[int, str, int]]]:
+    """Consecutive box rows of one width: (row index, content without its padding, width)."""
+    runs: list[list[tuple[int, str, int]]] = []
+    current: list[tuple[int, str, int]] = []
+    for i, line in enumerate(lines):
+        row = _BOX_ROW.match(line)
+        width = len(row.group("inner")) if row else -1
+        if current and (width != current[-1][2] or current[-1][0] != i - 1):
+            runs.append(current)
+            current = []
+        if row:
+            current.append((i, row.group("inner").rstrip(), width))
+    if current:
+        runs.append(current)
+    return runs
+
+
+_FRAME = re.compile(r'^\s*File "[^"]*", line \d+')
+
+
+def _place(out: list[str], rows: list[int], joined: str) -> None:
+    """The joined line on one row of its group, the others blank. A traceback's source line (the
+    indented line under a frame) goes on the first row, right under its frame; any other line on
+    the last, right above what follows it (its traceback, its exception's next line)."""
+    message = prefixes.strip_prefixes(joined)
+    source_line = message[:1].isspace() and not _FRAME.match(message)
+    anchor = rows[0] if source_line else rows[-1]
+    for i in rows:
+        out[i] = joined if i == anchor else ""
+
+
+def _wrap_separator(last: str, piece: str, width: int, hard: bool) -> str | None:
     """How `piece` continues the box row `last` when the box wrapped the line there, else None."""
     if not last.strip() or not piece.strip() or _NEW_RECORD.match(piece.lstrip()):
         return None
     if len(last) >= width:
         return ""  # cut at the box width, mid-word
+    if hard:
+        # Cut right after a space: the padding hides it, so a row one short of the border is full.
+        return " " if len(last) == width - 1 else None
     if piece[:1].isspace() or len(last) + 1 + len(piece.split(None, 1)[0]) <= width:
         return None  # the next word would have fitted: the line really ended here
+    if len(last) < _WORD_WRAP_FILL * width:
+        return None  # a wrapper leaves about a word's room; this row ended early (a long word follows)
     return " "  # word-wrapped: the space at the break was dropped
 
 
+_WORD_WRAP_FILL = 0.8  # a word-wrapped row is at least this full
 _MAX_HELD_BOX_ROWS = 64  # a line wrapped over more box rows than this is cut there
 
 

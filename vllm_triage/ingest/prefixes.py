@@ -70,9 +70,12 @@ RANK = r"^\[rank(?P<rank>\d+)\]:\s?(?P<rest>.*)$"
 # The rank a process name carries: `rank=3`, `TP0`, `Worker_PP1_TP3`.
 PROCESS_RANK = r"(?:rank=|TP|_TP)(\d+)"
 LEVELS = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
+# The time is optional when the bracketed location is there (a format without `%(asctime)s`):
+# `INFO [core.py:718] …`; a bare `INFO word` is never taken for a logger prefix.
 VLLM_LOGGER = (
-    rf"^(?:\S+ )?(?P<level>{LEVELS}) (?P<date>\d\d-\d\d|\d{{4}}-\d\d-\d\d) "
-    r"(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? (?:\[?(?P<src>[^\s\]]+?:\d+)\] ?)?(?P<msg>.*)$"
+    rf"^(?:\S+ )?(?P<level>{LEVELS}) (?:(?P<date>\d\d-\d\d|\d{{4}}-\d\d-\d\d) "
+    r"(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? (?:\[?(?P<src>[^\s\]]+?:\d+)\] ?)?"
+    r"|\[(?P<bsrc>[^\s\]]+?:\d+)\] ?)(?P<msg>.*)$"
 )
 UVICORN = r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+(?P<msg>.*)$"
 # torch c10d / glog: severity letter, then `MMDD hh:mm:ss.ffffff` (the month unpadded in c10d:
@@ -109,6 +112,9 @@ JSON_TIME_KEYS = ("time", "timestamp", "@timestamp", "ts")
 JSON_RECORD_KEY = "levelname"
 JSON_PROCESS_KEYS = ("vllm_process_name", "processName")
 JSON_PID_KEYS = ("vllm_pid", "process")
+# Python's name for the process vLLM never prefixes (the API server / V0 engine): its text lines
+# carry no process prefix, so its JSON records carry none either and both read as one stream.
+MAIN_PROCESS = "MainProcess"
 
 
 def _compiled(pattern: str) -> re.Pattern[str]:
@@ -163,13 +169,14 @@ class Parts:
 
 
 def split_line(line: str, json_lines: bool = False) -> Parts:
-    """Every prefix of `line` taken off, in the order the LogFrame takes them."""
+    """Every prefix of `line` taken off, in the order the LogFrame takes them. A JSON log record is
+    unwrapped when the file is JSON lines (`json_lines`) or the line opens with `{"`."""
     text = line.rstrip("\r\n") if line.endswith(("\r", "\n")) else line
     envelope: dict[str, object] = {}
-    if json_lines and text.startswith("{"):
+    if (json_lines and text.startswith("{")) or text.startswith('{"'):
         text, envelope = _unwrap_json(text)
     text = strip_ansi(text)
-    text, transport_ts = _strip_transport(text)
+    text, transport_ts = strip_transport(text)
     if transport_ts is None:
         transport_ts = _str_or_none(envelope.get("ts"))
     if _BOX_START_RE.match(text):
@@ -213,7 +220,9 @@ def source_file(parts: Parts) -> str | None:
     return parts.source.rsplit(":", 1)[0] if parts.source else None
 
 
-def _strip_transport(text: str) -> tuple[str, str | None]:
+def strip_transport(text: str) -> tuple[str, str | None]:
+    """(rest, transport time) of a line whose ANSI codes are off: container and journald prefixes
+    removed, the vLLM process and logger prefixes left on."""
     parts = _TRANSPORT_RE.match(text)
     assert parts is not None  # every group is optional: the pattern matches any line
     tag = parts.group("tag")
@@ -246,8 +255,9 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
             stamp = f"{month_day(groups['md'])} {groups['time']}" if groups["md"] else None
         else:
             level = groups["level"]
-            stamp = f"{groups['date']} {groups['time']}"
-        return name, level, stamp, groups["src"], _RAY_REPEAT_RE.sub("", groups["msg"])
+            stamp = f"{groups['date']} {groups['time']}" if groups["date"] else None
+        source = groups["src"] or groups.get("bsrc")
+        return name, level, stamp, source, _RAY_REPEAT_RE.sub("", groups["msg"])
     uvicorn = _UVICORN_RE.match(text)
     if uvicorn:
         return "uvicorn", uvicorn.group("level"), None, None, _RAY_REPEAT_RE.sub("", uvicorn.group("msg"))
@@ -279,8 +289,10 @@ def json_fields(record: dict[str, object]) -> tuple[str, dict[str, object]]:
         fields["vllm_ts"] = asctime_stamp(asctime)
     if record.get("filename") is not None and record.get("lineno") is not None:
         fields["source"] = f"{record['filename']}:{record['lineno']}"
-    fields["process"] = next((record[k] for k in JSON_PROCESS_KEYS if record.get(k) is not None), None)
-    fields["pid"] = next((record[k] for k in JSON_PID_KEYS if record.get(k) is not None), None)
+    process = next((record[k] for k in JSON_PROCESS_KEYS if record.get(k) is not None), None)
+    if process != MAIN_PROCESS:
+        fields["process"] = process
+        fields["pid"] = next((record[k] for k in JSON_PID_KEYS if record.get(k) is not None), None)
     return str(body).rstrip("\r\n"), fields
 
 

@@ -27,6 +27,7 @@ _LOG_LINE = re.compile(
     rf"|{prefixes.RANK_HEAD}"
     rf"|{prefixes.PROCESS_HEAD}"
     rf"|{prefixes.UVICORN_HEAD}"
+    rf"|\{{.*\"{prefixes.JSON_RECORD_KEY}\"\s*:\s*\"(?:{prefixes.LEVELS})\""  # vLLM's JSON logging
     r"|NCCL (?:INFO|WARN)"
     r"|\w+(?:Error|Exception): "
     r"|Loading safetensors checkpoint shards"
