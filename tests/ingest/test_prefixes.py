@@ -229,3 +229,35 @@ def test_strip_ansi_takes_every_terminal_escape() -> None:
         strip_ansi("\x1b[1;36mA\x1b[0;0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b(Bz\x1b[2K") == "A link z"
     )
     assert strip_ansi("plain") == "plain"
+
+
+def _shipped(lines: list[str]) -> dict[str, list[str]]:
+    """The same server start through transports the old log-config reader did not know."""
+    return {
+        "cri-file": [f"2025-11-04T15:23:2{i}.5Z stdout F {line}" for i, line in enumerate(lines)],
+        "journald-short-iso": [f"2025-11-04T15:23:28+0100 gpu7 vllm[3]: {line}" for line in lines],
+        "shipper-tag-kubectl": [f"[vllm]: [pod/vllm-0/vllm] 2025-11-04T15:23:28Z {line}" for line in lines],
+        "vllm-json": [
+            json.dumps(
+                {"asctime": "2025-11-04 15:23:28,001", "levelname": "INFO", "processName": "MainProcess",
+                 "process": 1, "filename": "api_server.py", "lineno": 1839, "message": split_line(line).message}
+            )
+            for line in lines
+        ],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("transport", sorted(_shipped(["x"])))
+def test_a_log_triage_reads_has_its_configuration_read(transport: str) -> None:
+    from vllm_triage.parsers import vllm_log_config
+
+    lines = [
+        "(APIServer pid=1) INFO 11-04 15:23:28 [api_server.py:1839] vLLM API server version 0.11.0",
+        "(APIServer pid=1) INFO 11-04 15:23:28 [utils.py:233] non-default args: {'model': 'Qwen/Qwen3-8B', "
+        "'tensor_parallel_size': 2}",
+    ]
+    text = "\n".join(_shipped(lines)[transport]) + "\n"
+    assert vllm_log_config.looks_like(text)
+    result = vllm_log_config.parse(text, "vllm.log")
+    assert result.facts["vllm.version"].value == "0.11.0"
+    assert result.knobs["arg.tensor_parallel_size"].value == 2

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult, Problem, clean_paste
 from vllm_triage.provenance import Provenance
 
@@ -40,7 +41,7 @@ _REQUEST_KEYS = {"messages", "prompt"}
 _SAMPLING_KEYS = {"max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stream", "n"}
 # A server log line or a server launch: such a file is a log or a launch command, even with a curl in it.
 _NOT_A_REQUEST = re.compile(
-    r"(?m)\b(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+\.py:\d+\]"
+    rf"(?m)\b(?:{prefixes.LOGGER_HEAD}) \[?[\w./-]+\.py:\d+\]"
     r"|^\s*(?:\S+=\S+\s+)*(?:vllm serve\b|python[\d.]* -m vllm\.entrypoints|(?:docker|podman) run\b)"
 )
 _CONCURRENCY_COMMENT = re.compile(r"#.*?\bconcurren(?:cy|t)\b\D{0,12}(\d+)", re.IGNORECASE)
