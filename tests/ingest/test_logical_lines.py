@@ -94,6 +94,13 @@ def test_a_group_cut_by_a_chunk_boundary_is_joined_in_the_next_chunk() -> None:
     batches = [pl.Series("raw", first), pl.Series("raw", second)]
     out = [line for batch in logical_lines(batches) for line in batch.to_list()]
     assert out == ["x", "", "2025-01-01T00:00:00Z stdout F part one, part two", "y"]
+    # A box-wrapped line cut by the chunk boundary, in a pane where every row is boxed.
+    width = 10
+    rows = [f"│ {piece:<{width}} │" for piece in ("short", "abcdefghij", "klmnopqrst", "uvw", "end")]
+    for cut in range(1, len(rows)):
+        batches = [pl.Series("raw", rows[:cut]), pl.Series("raw", rows[cut:])]
+        out = [line for batch in logical_lines(batches) for line in batch.to_list()]
+        assert out == [rows[0], "", "", "│ abcdefghijklmnopqrstuvw │", rows[4]], cut
     plain = [pl.Series("raw", ["a", "b"])]
     assert [b.to_list() for b in logical_lines(plain)] == [["a", "b"]]
 

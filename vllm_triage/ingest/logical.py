@@ -198,7 +198,7 @@ def _wrap_separator(last: str, piece: str, width: int, hard: bool) -> str | None
 
 
 _WORD_WRAP_FILL = 0.8  # a word-wrapped row is at least this full
-_MAX_HELD_BOX_ROWS = 64  # a line wrapped over more box rows than this is cut there
+_MAX_HELD_BOX_ROWS = 4096  # a line wrapped over more box rows than this is cut there
 
 
 def _open_tail(lines: list[str]) -> int:
@@ -214,7 +214,23 @@ def _open_tail(lines: list[str]) -> int:
             complete.add(stream)  # this stream's records before its last F are complete
         elif stream not in complete:
             cut = i
+    # The last box row may continue in the next batch: hold back the whole line it belongs to.
     box_start = len(lines)
-    while box_start > max(len(lines) - _MAX_HELD_BOX_ROWS, 0) and _BOX_ROW.match(lines[box_start - 1]):
+    if lines and _BOX_ROW.match(lines[-1]):
         box_start -= 1
+        while box_start > max(len(lines) - _MAX_HELD_BOX_ROWS, 0) and _continues(
+            lines[box_start - 1], lines[box_start]
+        ):
+            box_start -= 1
     return min(cut, box_start)
+
+
+def _continues(before: str, after: str) -> bool:
+    """`after` may be a wrapped piece of the box row `before` (word-wrapped or cut: the wider test)."""
+    a, b = _BOX_ROW.match(before), _BOX_ROW.match(after)
+    if not a or not b or len(a.group("inner")) != len(b.group("inner")):
+        return False
+    width = len(a.group("inner"))
+    return (
+        _wrap_separator(a.group("inner").rstrip(), b.group("inner").rstrip(), width, hard=False) is not None
+    )
