@@ -20,6 +20,7 @@ import polars as pl
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
 from vllm_triage.errors import InputError
 from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches
+from vllm_triage.ingest.logical import logical_lines
 from vllm_triage.ingest.sources import Source
 from vllm_triage.logframe import parse_lines
 
@@ -78,7 +79,7 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
         raise InputError("unreadable-path", f"cannot read {source.name}: {exc}") from exc
     with stream:
         try:
-            for raw in _prefetch(iter_line_batches(stream, encoding, chunk_bytes)):
+            for raw in _prefetch(logical_lines(iter_line_batches(stream, encoding, chunk_bytes))):
                 _scan_chunk(raw, next_line, state)
                 next_line += raw.len()
                 # The back context of a trigger may reach over several small chunks.

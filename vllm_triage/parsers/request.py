@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult, Problem, clean_paste
 from vllm_triage.parsers.launch.lexer import lex_script
 from vllm_triage.provenance import Provenance
@@ -66,7 +67,7 @@ _REQUEST_KEYS = {"messages", "prompt"}
 _SAMPLING_KEYS = {"max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stream", "n"}
 # A server log line or a server launch: such a file is a log or a launch command, even with a curl in it.
 _NOT_A_REQUEST = re.compile(
-    r"(?m)\b(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+\.py:\d+\]"
+    rf"(?m)\b(?:{prefixes.LOGGER_HEAD}) \[?[\w./-]+\.py:\d+\]"
     # NAME=value assignments before the command, read deterministically (no name holds `=`, the
     # group never gives back): `\S+=\S+\s+` backtracked quadratically on a line of `\r`s or `=`s.
     r"|^[ \t]*(?:[^\s=]+=\S*[ \t]+)*+(?:vllm serve\b|python[\d.]* -m vllm\.entrypoints|(?:docker|podman) run\b)"
