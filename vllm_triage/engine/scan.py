@@ -25,6 +25,7 @@ from vllm_triage.ingest.sources import Source
 from vllm_triage.logframe import parse_lines
 
 BACK_CONTEXT = 400  # a logged traceback can be long; its headline sits before the frames
+END_CONTEXT = 200  # the last lines of the log, always kept (see scan)
 FORWARD_CONTEXT = 80  # the exception line and torch's CUDA boilerplate follow the trigger
 MAX_TRIGGERS = 400  # windows are cut around at most this many triggers per file
 MAX_HITS_PER_RULE = 200  # e.g. thousands of 500 lines in a cascade: keep the first ones
@@ -93,6 +94,12 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
             raise InputError(
                 "corrupt-archive", f"{source.name}: compressed data is truncated or corrupt ({exc})"
             ) from exc
+    if state.tail.len():
+        # The end of the log is where a hang or a silent death shows: its last lines are kept
+        # whole, so "the last milestone line printed" does not depend on where errors were.
+        end = state.tail.tail(END_CONTEXT)
+        first = next_line - end.len()
+        state.retained.append(_parse(end, pl.Series("line", range(first, next_line), dtype=pl.Int64), state))
     if state.retained:
         frame = pl.concat(state.retained, how="vertical").unique(subset="line", keep="first").sort("line")
     else:
