@@ -129,6 +129,13 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
         .otherwise(pl.col("_p").struct.field("rest")),
         _ts=pl.col("_p").struct.field("ts").str.strip_chars(),
     ).drop("_p")
+    local = pl.col("_t").str.extract_groups(g.LOCAL_TS)
+    frame = frame.with_columns(_l=local)
+    has_local = pl.col("_ts").is_null() & pl.col("_l").struct.field("rest").is_not_null()
+    frame = frame.with_columns(
+        _t=pl.when(has_local).then(pl.col("_l").struct.field("rest")).otherwise(pl.col("_t")),
+        _ts=pl.when(has_local).then(pl.col("_l").struct.field("ts")).otherwise(pl.col("_ts")),
+    ).drop("_l")
     iso_journald = pl.col("_ts").str.contains(g.JOURNALD_ISO_TS)
     host_ident_rest = pl.col("_t").str.extract(g.JOURNALD_HOST_IDENT, 1)
     frame = frame.with_columns(

@@ -281,3 +281,41 @@ def test_hub_probes_that_vllm_retries_or_swallows_are_never_the_root(tmp_path, t
     )
     data = triage_json(_write(tmp_path, log))
     assert data["first_error"]["message"] == "ValueError: Unsupported attention head size 80"
+
+
+def test_the_server_answering_the_failed_request_with_400_is_survival(tmp_path, triage_json):
+    # No milestone in the paste: only the traceback of one request and the 400 that answered it.
+    log = (
+        'ERROR 03-13 11:21:33 serving_chat.py:197]   File "/usr/local/lib/python3.10/dist-packages/vllm/entrypoints/chat_utils.py", line 452, in add\n'
+        "ERROR 03-13 11:21:33 serving_chat.py:197]     raise ValueError(\n"
+        "ERROR 03-13 11:21:33 serving_chat.py:197] ValueError: At most 1 image(s) may be provided in one request.\n"
+        'INFO:     172.17.0.1:39790 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n'
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "none"
+    assert "answered the request with 400" in _survived(data)[0]["message"]
+
+
+def test_answers_to_requests_in_flight_do_not_outlive_a_dead_engine(tmp_path, triage_json):
+    log = (
+        "INFO 11-01 10:00:00 api_server.py:585] vLLM API server version 0.6.3\n"
+        "INFO:     Application startup complete.\n"
+        "ERROR 11-01 10:05:00 engine.py:135] RuntimeError('Engine loop has died')\n"
+        'INFO:     10.0.0.7:40112 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        'INFO:     10.0.0.7:40113 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        "CRITICAL 11-01 10:05:02 launcher.py:99] MQLLMEngine is already dead, terminating server process\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"] == "RuntimeError('Engine loop has died')"
+    assert data["phase"] == "request"
+    assert _survived(data) == []
+
+
+def test_a_docker_desktop_local_time_prefix_is_a_transport(tmp_path, triage_json):
+    log = (
+        "2024-10-27 23:04:39 INFO 10-27 09:04:39 api_server.py:585] vLLM API server version 0.6.3\n"
+        "2024-10-27 23:04:47 ERROR 10-27 09:04:47 engine.py:135] RuntimeError('Engine loop has died')\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"] == "RuntimeError('Engine loop has died')"
+    assert data["first_error"]["timestamp"] == "2024-10-27 23:04:47"

@@ -29,6 +29,12 @@ from vllm_triage.engine.rules import Rule
 _RESTART_STEPS = ("platform", "version", "args", "engine_banner")
 # A completion served (health checks only prove the API process lives).
 _SERVED_OK = re.compile(r'"POST /v1/\S* HTTP/[\d.]+" 2\d\d')
+# The status of an access-log line: a 4xx right after an error is the server answering the
+# request that failed validation (serving_chat's "Error in preprocessing prompt inputs" → 400).
+_STATUS = re.compile(r'"(?:GET|POST|PUT|DELETE) /\S* HTTP/[\d.]+" (\d{3})')
+# Responses to requests already in flight still come out while an engine dies: a consequence
+# this close after the error means the error was fatal, whatever was answered meanwhile.
+DEATH_WINDOW_LINES = 100
 # The stats heartbeat: the first one after an error may still count tokens generated before it,
 # so only a second heartbeat that generated tokens proves the engine kept going (a dead engine
 # prints none: its loop has stopped).
@@ -70,7 +76,14 @@ def marker_rows(rows: list[Row], rules: dict[str, Rule], order: list[str]) -> li
 class FatalityJudge:
     """Answers, for each candidate root, whether the process survived it."""
 
-    def __init__(self, rows: list[Row], rules: dict[str, Rule], order: list[str]) -> None:
+    def __init__(
+        self,
+        rows: list[Row],
+        rules: dict[str, Rule],
+        order: list[str],
+        consequence_lines: list[int] | None = None,
+    ) -> None:
+        self.consequence_lines = sorted(consequence_lines or [])
         self.markers = marker_rows(rows, rules, order)
         self.ready_line = next((m.row.line for m in self.markers if m.name == "ready"), None)
         self.served = [m.row.line for m in self.markers if m.serving and _SERVED_OK.search(m.row.message)]
@@ -92,10 +105,15 @@ class FatalityJudge:
         reached_any = max((m.order for m in before), default=-1)
         for marker in after:
             if marker.serving:
+                if self._died_soon_after(block_end):
+                    continue
                 if marker.row.line in self.served:
                     return Survival(
                         marker.row.line, f"the server served a request afterwards (line {marker.row.line})"
                     )
+                answered = self._answered(block_end)
+                if answered is not None and answered.line == marker.row.line:
+                    return answered
                 continue
             if marker.name in _RESTART_STEPS and before:
                 return None  # a restart: the rest of the log is another run
@@ -114,7 +132,29 @@ class FatalityJudge:
                 )
         return None
 
+    def _died_soon_after(self, block_end: int) -> bool:
+        return any(block_end < n <= block_end + DEATH_WINDOW_LINES for n in self.consequence_lines)
+
+    def _answered(self, block_end: int) -> Survival | None:
+        """The first access line after the error is a 4xx: the server answered the failed request."""
+        for marker in self.markers:
+            if not marker.serving or marker.row.line <= block_end:
+                continue
+            status = _STATUS.search(marker.row.message)
+            if status is None:
+                continue
+            if not status.group(1).startswith("4"):
+                return None
+            line = marker.row.line
+            return Survival(line, f"the server answered the request with {status.group(1)} (line {line})")
+        return None
+
     def _served_after(self, block_end: int) -> Survival | None:
+        if self._died_soon_after(block_end):
+            return None
+        answered = self._answered(block_end)
+        if answered is not None:
+            return answered
         line = next((n for n in self.served if n > block_end), None)
         if line is None:
             heartbeats = [n for n in self.generating if n > block_end]

@@ -11,6 +11,7 @@ no rule knows, then a WARNING-level exception block.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -118,6 +119,7 @@ def collect_candidates(
 
 
 CODE_LINES_PER_FRAME = 12
+_CARET_LINE = re.compile(r"^\s*[\^~]+\s*$")
 
 
 def _is_source_code_line(index: StreamIndex, row: Row) -> bool:
@@ -132,6 +134,13 @@ def _is_source_code_line(index: StreamIndex, row: Row) -> bool:
         if FRAME_LINE.match(previous.message):
             return True
         if not previous.message[:1].isspace():
+            break
+    # A paste that starts inside a traceback begins on a code line with no frame above it: the
+    # next frame line (or the carets under it) still says what it is.
+    for following in index.neighbours(row, +1, CODE_LINES_PER_FRAME):
+        if FRAME_LINE.match(following.message) or _CARET_LINE.match(following.message):
+            return True
+        if not following.message[:1].isspace():
             return False
     return False
 

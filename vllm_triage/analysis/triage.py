@@ -71,7 +71,16 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     ready_line = next((m.line for m in milestones if m.name == "ready"), None)
     stop = shutdown_line(rows, rules)
     candidates = collect_candidates(rows, rules, index, stop, compiled.ruleset.teardown_functions)
-    judge = FatalityJudge(rows, rules, compiled.ruleset.milestone_order)
+    judge = FatalityJudge(
+        rows,
+        rules,
+        compiled.ruleset.milestone_order,
+        [
+            c.row.line
+            for c in candidates.consequences
+            if c.rule is not None and c.rule.extra.get("engine_gone")
+        ],
+    )
     survived: list[tuple[Candidate, Survival]] = []
     candidates.drop_survived(lambda c: _survival(c, index, judge, survived))
     roots, consequences = candidates.roots, candidates.consequences

@@ -39,6 +39,13 @@ JOURNALD = (
     r"^(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?) \S+ [\w.@/-]+(?:\[\d+\])?: "
     r"(?P<rest>.*)$"
 )
+# Docker Desktop's log view prefixes local time with no zone. Without a zone the stamp could be an
+# ISO logger's own (`2024-05-01 10:00:00,123 - vllm - ERROR - …`), so it is a transport only in
+# front of a vLLM or uvicorn line — the level is kept in `rest` (polars' regex has no lookahead).
+LOCAL_TS = (
+    r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?) "
+    r"(?P<rest>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d |:\s).*)$"
+)
 # `journalctl -o short-iso[-precise]` starts with `2025-10-02T14:03:11+0300` (an offset without a
 # colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
 JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
@@ -126,6 +133,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 ANSI_RE = re.compile(ANSI)
 _TRANSPORT_RE = _compiled(TRANSPORT)
+_LOCAL_TS_RE = _compiled(LOCAL_TS)
 _JOURNALD_RE = _compiled(JOURNALD)
 _JOURNALD_ISO_TS_RE = _compiled(JOURNALD_ISO_TS)
 _JOURNALD_HOST_IDENT_RE = _compiled(JOURNALD_HOST_IDENT)
@@ -233,6 +241,10 @@ def strip_transport(text: str) -> tuple[str, str | None]:
     if tag is not None and re.match(RANK_TAG, tag):
         rest = f"[{tag}]: {rest}"
     ts = parts.group("ts").strip() if parts.group("ts") else None
+    if ts is None:
+        local = _LOCAL_TS_RE.match(rest)
+        if local:
+            ts, rest = local.group("ts"), local.group("rest")
     if ts is not None and _JOURNALD_ISO_TS_RE.search(ts):
         host_ident = _JOURNALD_HOST_IDENT_RE.match(rest)
         if host_ident:
