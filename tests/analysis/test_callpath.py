@@ -19,8 +19,10 @@ from vllm_triage.analysis.callpath import (
     package_of,
     parse_frame,
     parse_frames,
+    phase_from_chain,
     phase_from_frames,
     phase_from_source,
+    split_tracebacks,
 )
 
 SITE = "/usr/local/lib/python3.12/dist-packages"
@@ -206,6 +208,16 @@ def test_model_resolution_inside_model_config_is_weight_load() -> None:
     assert verdict.component == "huggingface_hub"
 
 
+def test_pydantic_is_a_messenger_for_the_blame() -> None:
+    frames = tb(
+        (f"{SITE}/vllm/engine/arg_utils.py", "create_engine_config"),
+        (f"{SITE}/pydantic/_internal/_dataclasses.py", "__init__"),
+    )
+    verdict = phase_from_frames(frames, TABLE)
+    assert verdict.phase == "config"
+    assert verdict.component == "vllm" and verdict.innermost.package == "pydantic"
+
+
 def test_config_validation_without_resolution_stays_config() -> None:
     frames = tb(
         (f"{SITE}/vllm/engine/arg_utils.py", "create_engine_config"),
@@ -338,3 +350,72 @@ def test_legacy_entry_without_file_matches_any_package() -> None:
 )
 def test_phase_from_logger_source(source: str, phase: str | None) -> None:
     assert phase_from_source(source, TABLE) == phase
+
+
+def test_frames_behind_log_prefixes_and_colours() -> None:
+    prefixed = (
+        "(EngineCore_DP0 pid=812) ERROR 03-02 10:11:12 [core.py:708]   "
+        f'File "{SITE}/vllm/model_executor/layers/linear.py", line 202, in create_weights'
+    )
+    coloured = (
+        '  File \x1b[35m"/usr/local/lib/python3.13/site-packages/vllm/v1/worker/gpu_worker.py"\x1b[0m, '
+        "line \x1b[35m241\x1b[0m, in \x1b[35minit_device\x1b[0m"
+    )
+    assert parse_frame(prefixed).vllm_file == "vllm/model_executor/layers/linear.py"
+    frame = parse_frame(coloured)
+    assert (frame.function, frame.vllm_file, frame.line) == (
+        "init_device",
+        "vllm/v1/worker/gpu_worker.py",
+        241,
+    )
+
+
+HUB_CAUSE = [
+    "Traceback (most recent call last):",
+    f'  File "{SITE}/vllm/transformers_utils/config.py", line 640, in get_config',
+    "    elif file_or_path_exists(model, HF_CONFIG_NAME, revision=revision):",
+    f'  File "{SITE}/huggingface_hub/utils/_validators.py", line 106, in _inner_fn',
+    "    validate_repo_id(arg_value)",
+    "huggingface_hub.errors.HFValidationError: Repo id must be in the form 'repo_name'",
+    "",
+    "The above exception was the direct cause of the following exception:",
+    "",
+    "Traceback (most recent call last):",
+    f'  File "{SITE}/vllm/engine/arg_utils.py", line 1021, in create_engine_config',
+    "    model_config = self.create_model_config()",
+    f'  File "{SITE}/vllm/engine/arg_utils.py", line 880, in create_model_config',
+    "    return ModelConfig(",
+    f'  File "{SITE}/pydantic/_internal/_dataclasses.py", line 123, in __init__',
+    "    s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)",
+    "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
+]
+
+
+def test_chained_exception_the_cause_decides() -> None:
+    assert [len(frames) for frames in split_tracebacks(HUB_CAUSE)] == [2, 3]
+    verdict = phase_from_chain(HUB_CAUSE, TABLE)
+    assert verdict.phase == "weight_load" and verdict.component == "huggingface_hub"
+    # read as one call path, the wrapper's frames come last and would say config
+    assert phase_from_frames(parse_frames(HUB_CAUSE), TABLE).phase == "config"
+
+
+def test_chained_cleanup_failure_does_not_hide_the_cause() -> None:
+    lines = [
+        *tb(
+            (f"{SITE}/vllm/v1/engine/core.py", "_initialize_kv_caches"),
+            (f"{SITE}/vllm/v1/worker/gpu_model_runner.py", "profile_run"),
+        ),
+        "torch.OutOfMemoryError: CUDA out of memory.",
+        "During handling of the above exception, another exception occurred:",
+        *tb(
+            (f"{SITE}/vllm/v1/engine/core.py", "run_engine_core"),
+            (f"{SITE}/vllm/v1/engine/core.py", "shutdown"),
+        ),
+        "AttributeError: 'EngineCore' object has no attribute 'model_executor'",
+    ]
+    verdict = phase_from_chain(lines, TABLE)
+    assert verdict.phase == "engine_reserve" and verdict.strong.hint.function == "profile_run"
+    serving = [
+        *tb((f"{SITE}/vllm/v1/engine/core.py", "run_busy_loop"), (f"{SITE}/vllm/v1/engine/core.py", "step"))
+    ]
+    assert phase_from_chain(serving, TABLE).weak_phase == "request"

@@ -69,6 +69,8 @@ GENERIC_FUNCTIONS = frozenset(
 # A traceback line: `File "<path>", line <n>, in <function>` (Python 3.11+ adds nothing here;
 # Cython frames name a dotted function, e.g. uvloop.loop.Loop.run_until_complete).
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s]+)')
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # Python 3.13 colours tracebacks on a terminal
+_HEADER = re.compile(r"Traceback \(most recent call last\):")
 _BARE = re.compile(r"^\s*(?P<func>[A-Za-z_<][\w<>.]*)\s*$")
 _SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/")
 _STDLIB = re.compile(r"(?:^|/)(?:lib(?:64)?/python\d(?:\.\d+)?|Lib)/")
@@ -76,6 +78,7 @@ _PYNCCL = "vllm/distributed/device_communicators/pynccl"
 
 PYTHON = "python"  # the standard library, frozen and generated code
 USER = "user"  # a file outside site-packages and the standard library: the user's own code
+_MESSENGERS = frozenset({PYTHON, "pydantic", "pydantic_core"})
 
 
 class Hint(Protocol):
@@ -118,7 +121,7 @@ class CallPathVerdict:
     strong: FrameMatch | None  # deepest frame of a start-up (or strong request) step
     weak: FrameMatch | None  # deepest weak frame: the serving loop, which warm-up also runs
     teardown: FrameMatch | None  # deepest frame that shows the exception was raised while shutting down
-    component: str | None  # package blamed: the innermost frame outside the standard library
+    component: str | None  # package blamed: the innermost frame outside the standard library / pydantic
     innermost: Frame | None
     matches: tuple[FrameMatch, ...] = ()
 
@@ -174,6 +177,8 @@ def package_of(path: str) -> str:
 def parse_frame(text: str, bare: bool = False) -> Frame | None:
     """One frame from a traceback line; with `bare`, a lone function name is a frame too (the
     caller knows it holds frames only: a traceback's other lines can be one word, `KeyError`)."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
     match = _FRAME.search(text)
     if match:
         path = _normalise(match.group("path"))
@@ -231,9 +236,10 @@ def _component(frames: Sequence[Frame]) -> tuple[str | None, Frame | None]:
     if not located:
         return None, None
     innermost = located[-1]
-    # The standard library (json, socket, asyncio…) is the messenger, rarely the culprit: blame
-    # the innermost frame outside it, and the standard library only when nothing else is there.
-    blamed = next((f for f in reversed(located) if f.package != PYTHON), innermost)
+    # The standard library (json, socket, asyncio…) and pydantic (it raises ValidationError for
+    # the validator that rejected a value) are messengers, rarely the culprit: blame the innermost
+    # frame outside them, and a messenger only when nothing else is there.
+    blamed = next((f for f in reversed(located) if f.package not in _MESSENGERS), innermost)
     if blamed.package == "vllm" and (blamed.vllm_file or "").startswith(_PYNCCL):
         return "nccl", innermost
     return blamed.package, innermost
@@ -278,3 +284,33 @@ def phase_from_source(source: str, hints: Sequence[Hint]) -> str | None:
         return None  # the module also runs the serving loop
     phases = {h.phase for h in entries}
     return phases.pop() if len(phases) == 1 else None
+
+
+def split_tracebacks(lines: Iterable[str]) -> list[list[Frame]]:
+    """The frames of each traceback of a chained exception, in print order: the cause first
+    ("The above exception was the direct cause…", "During handling of the above exception…"),
+    the exception that ended the chain last."""
+    chain: list[list[Frame]] = []
+    for line in lines:
+        plain = _ANSI.sub("", line) if "\x1b" in line else line
+        if _HEADER.search(plain) or not chain:
+            chain.append([])
+            if _HEADER.search(plain):
+                continue
+        frame = parse_frame(plain)
+        if frame is not None:
+            chain[-1].append(frame)
+    return [frames for frames in chain if frames]
+
+
+def phase_from_chain(lines: Sequence[str], hints: Sequence[Hint]) -> CallPathVerdict:
+    """The verdict for a block that may hold a chained exception: the first traceback (the root
+    cause, printed first) that passes through a start-up step decides — a later one is a wrapper
+    re-raising it, or a handler failing while cleaning up after it. Without any strong frame, the
+    whole block is read as one call path (weak and teardown frames anywhere count)."""
+    chain = split_tracebacks(lines)
+    for frames in chain:
+        verdict = phase_from_frames(frames, hints)
+        if verdict.strong is not None:
+            return verdict
+    return phase_from_frames([f for frames in chain for f in frames], hints)
