@@ -146,6 +146,7 @@ def test_bare_names_only_when_asked() -> None:
         ("/root/.pyenv/versions/3.11.9/lib/python3.11/asyncio/base_events.py", PYTHON),
         ("<frozen runpy>", PYTHON),
         ("<string>", PYTHON),
+        ("<eval_with_key>.162", "torch"),
         ("/app/generate.py", USER),
         ("<stdin>", USER),
         ("/workspace/vllm/vllm/v1/worker/gpu_worker.py", "vllm"),  # editable install
@@ -419,3 +420,10 @@ def test_chained_cleanup_failure_does_not_hide_the_cause() -> None:
         *tb((f"{SITE}/vllm/v1/engine/core.py", "run_busy_loop"), (f"{SITE}/vllm/v1/engine/core.py", "step"))
     ]
     assert phase_from_chain(serving, TABLE).weak_phase == "request"
+
+
+def test_ipython_frame_format() -> None:
+    line = f"File {SITE}/vllm/entrypoints/llm.py:123, in LLM.__init__(self, model, tokenizer)"
+    frame = parse_frame(line)
+    assert (frame.package, frame.vllm_file, frame.line) == ("vllm", "vllm/entrypoints/llm.py", 123)
+    assert frame.function == "__init__"

@@ -69,6 +69,8 @@ GENERIC_FUNCTIONS = frozenset(
 # A traceback line: `File "<path>", line <n>, in <function>` (Python 3.11+ adds nothing here;
 # Cython frames name a dotted function, e.g. uvloop.loop.Loop.run_until_complete).
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s]+)')
+# IPython / Jupyter (8.x) print a frame as `File /path/x.py:1100, in validate_model(model, …)`.
+_IPYTHON_FRAME = re.compile(r"(?:^|\s)File (?P<path>[^\s\"]+\.py):(?P<line>\d+), in (?P<func>[\w<>.]+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # Python 3.13 colours tracebacks on a terminal
 _HEADER = re.compile(r"Traceback \(most recent call last\):")
 _BARE = re.compile(r"^\s*(?P<func>[A-Za-z_<][\w<>.]*)\s*$")
@@ -153,6 +155,8 @@ def package_of(path: str) -> str:
         return ""
     if path.startswith("<frozen") or path == "<string>":
         return PYTHON  # importlib's frozen modules; dataclass / pydantic generated __init__
+    if path.startswith("<eval_with_key>"):
+        return "torch"  # code torch.fx generated for a compiled graph
     if path.startswith("<"):
         return USER  # <stdin>, <ipython-input-…>: typed by the user
     site = next(reversed(list(_SITE.finditer(path))), None)  # the innermost site-packages
@@ -180,9 +184,13 @@ def parse_frame(text: str, bare: bool = False) -> Frame | None:
     if "\x1b" in text:
         text = _ANSI.sub("", text)
     match = _FRAME.search(text)
+    function = match.group("func") if match else ""
+    if match is None:
+        match = _IPYTHON_FRAME.search(text)
+        function = match.group("func").rsplit(".", 1)[-1] if match else ""  # IPython prints Class.method
     if match:
         path = _normalise(match.group("path"))
-        return Frame(path, match.group("func"), package_of(path), int(match.group("line")))
+        return Frame(path, function, package_of(path), int(match.group("line")))
     name = _BARE.match(text) if bare else None
     return Frame("", name.group("func"), "") if name else None
 
