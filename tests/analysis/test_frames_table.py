@@ -279,3 +279,12 @@ def test_teardown_names_for_name_only_callers() -> None:
     names = rules.load().teardown_functions
     assert {"destroy_process_group", "_exit_function", "__del__", "destroy_model_parallel"} <= names
     assert not names & GENERIC_FUNCTIONS  # `shutdown` alone would mark any package's frame
+
+
+def test_a_match_describes_itself_with_its_file_and_why() -> None:
+    verdict = phase_from_frames(V1_INIT_DEVICE_FREE_MEMORY, table())
+    text = verdict.strong.describe()
+    assert text.startswith("request_memory() in vllm/v1/worker/utils.py (")
+    assert "Free memory on device" in text
+    bare = phase_from_frames(["init_device"], table()).strong.describe()
+    assert bare.startswith("init_device() in vllm/")

@@ -117,6 +117,13 @@ class FrameMatch:
     frame: Frame
     hint: Hint
 
+    def describe(self) -> str:
+        """For a reason: `init_device() in vllm/v1/worker/gpu_worker.py`, plus the entry's why."""
+        where = self.hint.file or self.frame.vllm_file or self.frame.path
+        text = f"{self.hint.function}() in {where}" if where else f"{self.hint.function}()"
+        why = getattr(self.hint, "why", "")
+        return f"{text} ({why})" if why else text
+
 
 @dataclass(frozen=True)
 class CallPathVerdict:
