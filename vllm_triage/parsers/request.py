@@ -34,14 +34,41 @@ _SUMMARISED = {"messages", "prompt", "max_completion_tokens", "tools", "function
 _PROMPT_LINE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.@-]+[:@][^\s$#]*\s*)?\$\s+(?=\S)")
 _WINDOWS_PROMPT = re.compile(r"^\s*(?:PS )?[A-Za-z]:\\[^>\n]*>\s*(?=\S)")
 _ROOT_PROMPT = re.compile(r"^\s*(?:[\w.@-]+[:@][^\s$#]*\s*)?#\s+(?=curl\b)")
-_CURL_WORD = re.compile(r"(?:^|[\s|;&(])(?:\S*/)?curl(?:\.exe)?(?=\s|$)")
+MAX_DIRECTORY = 4096
+_CURL_NAME = re.compile(r"curl(?:\.exe)?(?=\s|$)")
+_WORD_START = re.compile(r"[\s|;&(]")
+
+
+def _has_curl_word(line: str) -> bool:
+    """`curl` as a command word (`curl`, `/usr/bin/curl`, `| curl`), found from the literal out.
+
+    A pattern that tries every start position and rescans the token's directory part
+    (`(?:\\S*/)?curl` after a delimiter) is quadratic on a long line of `(` or `/`; here each
+    occurrence of the word is checked once, looking back only to the start of its token.
+    """
+    for match in _CURL_NAME.finditer(line):
+        start = match.start()
+        window = max(0, start - MAX_DIRECTORY)
+        token_start = max((m.end() for m in _WORD_START.finditer(line, window, start)), default=None)
+        if token_start is None:
+            if window > 0:
+                continue  # a "directory" longer than any path: not a command word
+            token_start = 0
+        prefix = line[token_start:start]
+        if prefix == "" or prefix.endswith("/"):
+            return True
+    return False
+
+
 _DOCKER_INSPECT_KEYS = {"Config", "HostConfig", "State", "GraphDriver", "NetworkSettings", "Mounts"}
 _REQUEST_KEYS = {"messages", "prompt"}
 _SAMPLING_KEYS = {"max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stream", "n"}
 # A server log line or a server launch: such a file is a log or a launch command, even with a curl in it.
 _NOT_A_REQUEST = re.compile(
     r"(?m)\b(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+\.py:\d+\]"
-    r"|^\s*(?:\S+=\S+\s+)*(?:vllm serve\b|python[\d.]* -m vllm\.entrypoints|(?:docker|podman) run\b)"
+    # NAME=value assignments before the command, read deterministically (no name holds `=`, the
+    # group never gives back): `\S+=\S+\s+` backtracked quadratically on a line of `\r`s or `=`s.
+    r"|^[ \t]*(?:[^\s=]+=\S*[ \t]+)*+(?:vllm serve\b|python[\d.]* -m vllm\.entrypoints|(?:docker|podman) run\b)"
 )
 _CONCURRENCY_COMMENT = re.compile(r"#.*?\bconcurren(?:cy|t)\b\D{0,12}(\d+)", re.IGNORECASE)
 
@@ -123,7 +150,7 @@ def looks_like(text: str) -> bool:
     if _NOT_A_REQUEST.search(cleaned):
         return False  # a log or a launch script that merely contains a curl line
     for line in cleaned.splitlines():
-        if _CURL_WORD.search(line) and not line.lstrip().startswith("#"):
+        if _has_curl_word(line) and not line.lstrip().startswith("#"):
             return "/v1/" in cleaned or bool(re.search(r"\s(?:-d|--data\S*|--json)\b", cleaned))
     return False
 
