@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import click
 
+from vllm_triage.ingest.prefixes import strip_ansi
+
 MAX_BLOCK_LINES = 14
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _SEVERITY_COLOUR = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
@@ -48,7 +48,7 @@ def render_triage_text(data: dict[str, Any], colour: bool = False, verbose: bool
                 hidden = len(lines) - MAX_BLOCK_LINES
                 shown = lines[:3] + [f"… {hidden} lines (use -v for all) …"] + lines[-(MAX_BLOCK_LINES - 3) :]
             # Colour codes of the input would garble the terminal; the JSON keeps them verbatim.
-            out.extend("  │ " + _ANSI.sub("", line) for line in shown)
+            out.extend("  │ " + strip_ansi(line) for line in shown)
     known = data.get("known_issue")
     if known:
         out.append("")
@@ -63,7 +63,7 @@ def render_triage_text(data: dict[str, Any], colour: bool = False, verbose: bool
         out.append(style("consequences (not the cause)", bold=True))
         for c in data["consequences"][: 12 if not verbose else None]:
             count = f" ×{c['count']}" if c.get("count", 1) > 1 else ""
-            out.append(f"  line {c['line']}: {_ANSI.sub('', c['text']).strip()[:150]}{count}")
+            out.append(f"  line {c['line']}: {strip_ansi(c['text']).strip()[:150]}{count}")
     if data["findings"]:
         out.append("")
         for f in data["findings"]:
