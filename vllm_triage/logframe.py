@@ -225,6 +225,7 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         source=pl.coalesce(
             v.struct.field("src"),
             v.struct.field("bsrc"),
+            v.struct.field("lsrc"),
             c.struct.field("src"),
             gl.struct.field("src"),
             i.struct.field("src"),

@@ -17,6 +17,23 @@ MESSAGE = "RuntimeError: NCCL error: unhandled system error"
 # (line, what split_line must find) — one entry per prefix form and generation.
 LINES: list[tuple[str, Parts]] = [
     (
+        # A hand-trimmed paste keeps only the logger's location.
+        "[model_runner.py:904] Loading model weights took 3.3461GB",
+        Parts(
+            "Loading model weights took 3.3461GB",
+            None,
+            None,
+            None,
+            source="model_runner.py:904",
+            logger="vllm",
+        ),
+    ),
+    (
+        # Only a Python file's location is a vLLM logger's.
+        "[allocator.cpp:904] not a vLLM logger location",
+        Parts("[allocator.cpp:904] not a vLLM logger location", None, None, None),
+    ),
+    (
         "INFO 08-06 12:34:56 api_server.py:528] vLLM API server version 0.6.3",
         Parts(
             "vLLM API server version 0.6.3",

@@ -72,10 +72,13 @@ PROCESS_RANK = r"(?:rank=|TP|_TP)(\d+)"
 LEVELS = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
 # The time is optional when the bracketed location is there (a format without `%(asctime)s`):
 # `INFO [core.py:718] …`; a bare `INFO word` is never taken for a logger prefix.
+# The last form, a bare `[model_runner.py:904] ` with no level or time, is what is left of the
+# prefix when a reporter trims a pasted log by hand; only a Python file's location qualifies.
 VLLM_LOGGER = (
-    rf"^(?:\S+ )?(?P<level>{LEVELS}) (?:(?P<date>\d\d-\d\d|\d{{4}}-\d\d-\d\d) "
+    rf"^(?:(?:\S+ )?(?P<level>{LEVELS}) (?:(?P<date>\d\d-\d\d|\d{{4}}-\d\d-\d\d) "
     r"(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? (?:\[?(?P<src>[^\s\]]+?:\d+)\] ?)?"
-    r"|\[(?P<bsrc>[^\s\]]+?:\d+)\] ?)(?P<msg>.*)$"
+    r"|\[(?P<bsrc>[^\s\]]+?:\d+)\] ?)"
+    r"|\[(?P<lsrc>[\w./-]+\.py:\d+)\] )(?P<msg>.*)$"
 )
 UVICORN = r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+(?P<msg>.*)$"
 # torch c10d / glog: severity letter, then `MMDD hh:mm:ss.ffffff` (the month unpadded in c10d:
@@ -256,7 +259,7 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
         else:
             level = groups["level"]
             stamp = f"{groups['date']} {groups['time']}" if groups["date"] else None
-        source = groups["src"] or groups.get("bsrc")
+        source = groups["src"] or groups.get("bsrc") or groups.get("lsrc")
         return name, level, stamp, source, _RAY_REPEAT_RE.sub("", groups["msg"])
     uvicorn = _UVICORN_RE.match(text)
     if uvicorn:
