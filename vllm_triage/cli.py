@@ -175,14 +175,19 @@ def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
             {
                 "files": n_files,
                 "rules": n_rules,
-                "problems": [{"file": p.file, "rule": p.rule, "message": p.message} for p in problems],
+                "problems": [
+                    {"file": p.file, "rule": p.rule, "message": p.message, "warning": p.warning}
+                    for p in problems
+                ],
             }
         )
     else:
         for problem in problems:
             click.echo(str(problem))
-    click.echo(f"{n_rules} rules in {n_files} files: {len(problems)} problem(s)", err=True)
-    if problems:
+    errors = [p for p in problems if not p.warning]
+    warned = f", {len(problems) - len(errors)} warning(s)" if len(errors) < len(problems) else ""
+    click.echo(f"{n_rules} rules in {n_files} files: {len(errors)} problem(s){warned}", err=True)
+    if errors:
         sys.exit(EXIT_INCOMPLETE)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vllm_triage.analysis.callpath import phase_from_frames
 from vllm_triage.analysis.model import Milestone, Row
 from vllm_triage.engine.rules import FrameHint, Rule
 from vllm_triage.phases import PHASES, phase_index
@@ -42,18 +43,13 @@ def milestones_before(
 
 
 def frame_phase(frames: list[str], hints: list[FrameHint]) -> tuple[FrameHint | None, FrameHint | None]:
-    """(strong hint, weak hint) of the deepest matching frames."""
-    by_name = {h.function: h for h in hints if not h.teardown}
-    strong = weak = None
-    for function in frames:  # outermost first, so later (deeper) frames overwrite
-        hint = by_name.get(function)
-        if hint is None:
-            continue
-        if hint.strong:
-            strong = hint
-        else:
-            weak = hint
-    return strong, weak
+    """(strong hint, weak hint) of the deepest matching frames. `frames` are traceback frame
+    lines (matched with their file) or bare function names (matched when unambiguous), outermost
+    first; analysis.callpath.phase_from_frames gives the full verdict."""
+    verdict = phase_from_frames(frames, hints)
+    strong = verdict.strong.hint if verdict.strong else None
+    weak = verdict.weak.hint if verdict.weak else None
+    return strong, weak  # type: ignore[return-value]  # callpath returns the FrameHints it was given
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,12 @@ from pathlib import Path
 import polars as pl
 import regex
 
+from vllm_triage.analysis.callpath import GENERIC_FUNCTIONS
 from vllm_triage.engine.matcher import compile_rules, unanchor
-from vllm_triage.engine.rules import Rule, RuleSet, is_engine_file, load_file
+from vllm_triage.engine.rules import FrameHint, Rule, RuleSet, is_engine_file, load_file
 from vllm_triage.errors import RuleError
 from vllm_triage.logframe import parse_lines
+from vllm_triage.phases import PHASES
 from vllm_triage.resources import rules_dir
 
 HOSTILE_INPUTS = ("a" * 20000 + "!", " " * 20000 + "x", "(" * 5000 + "\t" * 5000, "0." * 10000 + "Error")
@@ -31,9 +33,11 @@ class Problem:
     file: str
     rule: str | None
     message: str
+    warning: bool = False  # reported, but the rules still load and work
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.rule}: {self.message}" if self.rule else f"{self.file}: {self.message}"
+        text = f"{self.file}: {self.rule}: {self.message}" if self.rule else f"{self.file}: {self.message}"
+        return f"warning: {text}" if self.warning else text
 
 
 def _polars_error(pattern: str) -> str | None:
@@ -109,6 +113,60 @@ def _check_examples(rule: Rule, ruleset: RuleSet, prefilter: str, messages: dict
     return problems
 
 
+def check_frames(hints: list[FrameHint]) -> list[Problem]:
+    """The frame table (rules/frames.toml): every entry names the vLLM file its function lives in
+    (`vllm/….py`), a phase or teardown, and no (function, file) twice; shutdown frames of other
+    packages (`teardown_frame`) name their package and a file of it. Pure: works on loaded hints."""
+    problems: list[Problem] = []
+    seen: dict[tuple[str, str, str], str] = {}
+    for hint in hints:
+        label = f"frame {hint.function}" + (f" ({hint.file})" if hint.file else "")
+        if not hint.file:
+            problems.append(Problem(hint.source, label, "needs 'file': the vLLM file the function lives in"))
+            if hint.function in GENERIC_FUNCTIONS:
+                problems.append(
+                    Problem(
+                        hint.source,
+                        label,
+                        f"generic function name {hint.function!r} without a file matches that name in "
+                        "every package",
+                        warning=True,
+                    )
+                )
+        elif not hint.file.endswith(".py"):
+            problems.append(Problem(hint.source, label, "'file' must be a .py path"))
+        elif hint.package == "vllm" and not hint.file.startswith("vllm/"):
+            problems.append(
+                Problem(
+                    hint.source,
+                    label,
+                    "'file' must start with 'vllm/' (relative to the vLLM repository root)",
+                )
+            )
+        elif hint.package != "vllm" and hint.file.startswith("vllm/"):
+            problems.append(
+                Problem(hint.source, label, "a vLLM file belongs in 'frame', not 'teardown_frame'")
+            )
+        if hint.package != "vllm" and not hint.package.isidentifier():
+            problems.append(
+                Problem(hint.source, label, "a teardown_frame entry needs 'package' (torch, python…)")
+            )
+        if not hint.teardown and hint.phase not in PHASES:
+            problems.append(
+                Problem(hint.source, label, f"phase {hint.phase!r} is not one of {', '.join(PHASES)}")
+            )
+        key = (hint.package, hint.function, hint.file)
+        if hint.file and key in seen:
+            if seen[key] == hint.source:
+                problems.append(Problem(hint.source, label, "duplicate (function, file) in the same file"))
+            else:  # a --rules directory may override a built-in entry on purpose
+                problems.append(
+                    Problem(hint.source, label, f"overrides the entry in {seen[key]}", warning=True)
+                )
+        seen.setdefault(key, hint.source)
+    return problems
+
+
 def check(extra_dirs: list[str] | None = None) -> tuple[list[Problem], int, int]:
     """(problems, files checked, rules checked)."""
     problems: list[Problem] = []
@@ -150,6 +208,7 @@ def check(extra_dirs: list[str] | None = None) -> tuple[list[Problem], int, int]
         problems.extend(
             Problem(rule.file, rule.id, p) for p in _check_examples(rule, ruleset, prefilter, messages)
         )
+    problems.extend(check_frames(frames))
     for name in order:
         if not any(r.milestone == name for r in rules.values()):
             problems.append(Problem("milestone_order", None, f"milestone {name!r} has no marker rule"))

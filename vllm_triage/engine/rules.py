@@ -29,13 +29,17 @@ IMPLIES = ("", "startup", "request")
 
 @dataclass(frozen=True)
 class FrameHint:
-    """A function name in a traceback that places the failure in a phase."""
+    """A function of vLLM's call path (rules/frames.toml) that places a failure in a phase."""
 
     function: str
-    phase: str
+    phase: str  # "" for a teardown entry
     strong: bool
-    file: str
+    source: str  # the rule file the entry was read from
     teardown: bool = False  # raised while shutting down: the error is a consequence, not a root
+    file: str = ""  # where the function lives, relative to its package's parent: vllm/v1/worker/gpu_worker.py
+    package: str = "vllm"  # the package of `file`; teardown_frame entries name torch or python
+    versions: str = ""
+    why: str = ""
 
 
 @dataclass
@@ -86,7 +90,14 @@ class RuleSet:
 
     @property
     def teardown_functions(self) -> frozenset[str]:
-        return frozenset(h.function for h in self.frames if h.teardown)
+        """Names of shutdown frames, for callers that see function names only. Generic names
+        (`shutdown`, `cleanup`) are left out: without their file they would mark any package's
+        frame; analysis.callpath matches them with their file."""
+        from vllm_triage.analysis.callpath import GENERIC_FUNCTIONS
+
+        return frozenset(
+            h.function for h in self.frames if h.teardown and h.function not in GENERIC_FUNCTIONS
+        )
 
     def of_kind(self, *kinds: str) -> list[Rule]:
         return [r for r in self.rules if r.kind in kinds]
@@ -168,18 +179,41 @@ def _rule_from_table(table: dict, file: str) -> Rule:
     )
 
 
-def _frames_from_table(tables: list, file: str) -> list[FrameHint]:
+_FRAME_KEYS = {"function", "file", "phase", "strong", "teardown", "versions", "why"}
+_TEARDOWN_FRAME_KEYS = {"function", "file", "package", "why"}
+
+
+def _frames_from_table(tables: list, file: str, foreign: bool = False) -> list[FrameHint]:
+    """`frame` entries (vLLM functions), or with `foreign` the `teardown_frame` entries (torch's
+    and the standard library's shutdown functions). A missing `file` is accepted here so older
+    user tables keep loading (the name then matches in any package); `rules check` reports it."""
     hints = []
+    kind = "teardown_frame" if foreign else "frame"
     for table in tables:
-        function, phase = table.get("function"), table.get("phase")
-        if table.get("teardown"):
-            if not function:
-                raise _fail(file, None, f"frame entry {table!r} needs 'function'")
-            hints.append(FrameHint(function, "", False, file, teardown=True))
+        if not isinstance(table, dict):
+            raise _fail(file, None, f"{kind} entry {table!r} is not a table")
+        function = table.get("function")
+        if not isinstance(function, str) or not function:
+            raise _fail(file, None, f"{kind} entry {table!r} needs 'function'")
+        unknown = set(table) - (_TEARDOWN_FRAME_KEYS if foreign else _FRAME_KEYS)
+        if unknown:
+            raise _fail(file, None, f"{kind} entry {function}: unknown field(s) {', '.join(sorted(unknown))}")
+        where = {
+            "file": str(table.get("file", "")),
+            "versions": str(table.get("versions", "")),
+            "why": str(table.get("why", "")),
+        }
+        if foreign:
+            package = str(table.get("package", ""))
+            hints.append(FrameHint(function, "", False, file, teardown=True, package=package, **where))
             continue
-        if not function or phase not in PHASES:
-            raise _fail(file, None, f"frame entry {table!r} needs 'function' and a valid 'phase'")
-        hints.append(FrameHint(function, phase, bool(table.get("strong", True)), file))
+        if table.get("teardown"):
+            hints.append(FrameHint(function, "", False, file, teardown=True, **where))
+            continue
+        phase = table.get("phase")
+        if phase not in PHASES:
+            raise _fail(file, None, f"frame entry {function}: needs a valid 'phase' or teardown = true")
+        hints.append(FrameHint(function, phase, bool(table.get("strong", True)), file, **where))
     return hints
 
 
@@ -201,6 +235,7 @@ def load_file(path: Path) -> tuple[list[Rule], list[FrameHint], list[str]]:
         raise _fail(name, None, f"is not valid TOML ({exc})") from exc
     rules = [_rule_from_table(t, name) for t in data.get("rule", [])]
     frames = _frames_from_table(data.get("frame", []), name)
+    frames += _frames_from_table(data.get("teardown_frame", []), name, foreign=True)
     order = list(data.get("milestone_order", []))
     return rules, frames, order
 
