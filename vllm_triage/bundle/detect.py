@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
+from vllm_triage.bundle import redact_disguise
 from vllm_triage.bundle.redact_rules import MaskRule, RedactRules, SecretRule
 
 PLACEHOLDER = regex.compile(r"<(?:redacted|masked):[a-z0-9-]+(?::[0-9]+)?>")
@@ -99,8 +100,11 @@ class Scope:
     def _hinted(self, positions: list[int], multiline: bool) -> list[tuple[int, int]]:
         text = self.text
         segments: list[tuple[int, int]] = []
+        # A hint inside the current segment adds nothing, except (multi-line rules) one on the
+        # segment's last line: its match may run into the line after (`login` then `password`).
+        covered = 0
         for at in positions:
-            if segments and at < segments[-1][1]:
+            if at < covered:
                 continue
             start = text.rfind("\n", 0, at) + 1
             # A multi-line rule's hint may sit on its first line; the match runs into the next.
@@ -109,9 +113,10 @@ class Scope:
                 newline = text.find("\n", end)
                 end = len(text) if newline < 0 else newline + 1
             if segments and start <= segments[-1][1]:
-                segments[-1] = (segments[-1][0], end)
+                segments[-1] = (segments[-1][0], max(end, segments[-1][1]))
             else:
                 segments.append((start, end))
+            covered = text.rfind("\n", 0, end - 1) + 1 if multiline else end
         return segments
 
     def matches(self, rule: SecretRule | MaskRule, timeout: float) -> Iterator[regex.Match]:
@@ -144,6 +149,31 @@ def secret_finds(
             if kind == "auto":
                 kind = classifier.kind_of(value) or name_kind or "secret"
             finds.append(Find(start, end, rule.id, kind, rule.priority, "secret"))
+    return finds
+
+
+def disguised_finds(
+    scope: Scope,
+    rules: RedactRules,
+    chosen: list[SecretRule],
+    classifier: Classifier,
+    wraps: redact_disguise.Wraps,
+    timeout: float,
+) -> list[Find]:
+    """Secrets base64-encoded or broken across a line wrap (redact_disguise), as finds."""
+
+    def kinds_in(payload: str) -> list[str]:
+        return [f.kind for f in secret_finds(Scope(payload), rules, chosen, classifier, timeout)]
+
+    text = scope.text
+    finds = [
+        Find(start, end, "base64", kind, 30, "secret")
+        for start, end, kind in redact_disguise.base64_spans(text, kinds_in)
+    ]
+    finds += [
+        Find(start, end, "wrapped-token", kind, 30, "secret")
+        for start, end, kind in wraps.spans(text, scope.ranges(wraps.hints, False))
+    ]
     return finds
 
 

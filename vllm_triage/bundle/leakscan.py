@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vllm_triage.bundle import detect, redact_rules
+from vllm_triage.bundle.redact_disguise import Wraps
 from vllm_triage.bundle.redact_rules import RedactRules
 from vllm_triage.bundle.textio import iter_blocks, open_maybe_gzip
 from vllm_triage.ingest.decode import SNIFF_BYTES, detect_encoding, is_binary
@@ -37,6 +38,7 @@ class LeakScanner:
         self.rules = rules or redact_rules.builtin()
         self._chosen = [r for r in self.rules.secrets if r.leak]
         self._classifier = detect.Classifier(self.rules)
+        self._wraps = Wraps(self._chosen, self._classifier.kind_of)
         # Searched anywhere, even inside a longer word: stricter than the redaction's sweep on purpose.
         self._known = dict.fromkeys((v for v in known if v), "known-secret")
 
@@ -82,7 +84,11 @@ class LeakScanner:
         return leaks
 
     def _finds(self, text: str, timeout: float) -> list[detect.Find]:
-        finds = detect.secret_finds(detect.Scope(text), self.rules, self._chosen, self._classifier, timeout)
+        scope = detect.Scope(text)
+        finds = detect.secret_finds(scope, self.rules, self._chosen, self._classifier, timeout)
+        finds += detect.disguised_finds(
+            scope, self.rules, self._chosen, self._classifier, self._wraps, timeout
+        )
         finds += detect.literal_finds(text, self._known, frozenset(), frozenset(), "known-secret", "secret")
         return finds
 

@@ -14,6 +14,7 @@ The redactions recorded say what kind, where and which placeholder — never the
 
 from __future__ import annotations
 
+import re
 import string
 from collections import Counter
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 from vllm_triage.bundle import detect, redact_rules
 from vllm_triage.bundle.detect import Classifier, Find
+from vllm_triage.bundle.redact_disguise import Wraps
 from vllm_triage.bundle.redact_rules import MASK_FLAGS, RedactRules
 from vllm_triage.errors import RuleError
 
@@ -30,6 +32,7 @@ MAX_RECORDED = 10_000  # detailed entries kept; counts are always complete
 _WORD = frozenset(string.ascii_letters + string.digits)
 _HOST_BEFORE = _WORD | frozenset("_.-")
 _HOST_AFTER = _WORD | frozenset("_-")
+_LINE_BREAKS = re.compile(r"\r?\n")
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ class Redactor:
         ]
         self._sweeping_masks = {r.id for r in self._mask_rules if r.sweep}
         self._classifier = Classifier(self.rules)
+        self._wraps = Wraps(self._secret_rules, self._classifier.kind_of)
         self._placeholder_of: dict[str, str] = {}
         self._kind_of: dict[str, str] = {}
         self._numbers: Counter[tuple[str, str]] = Counter()
@@ -128,6 +132,9 @@ class Redactor:
             placeholder = self._placeholder(text[find.start : find.end], find)
             pieces.append(text[position : find.start])
             pieces.append(placeholder)
+            if find.rule == "wrapped-token":
+                # The line breaks inside a wrapped token stay, so every later line keeps its number.
+                pieces.extend(_LINE_BREAKS.findall(text, find.start, find.end))
             position = find.end
             # A value already named by the other category keeps its first placeholder, and its category.
             category = "secret" if placeholder.startswith("<redacted:") else "mask"
@@ -192,6 +199,11 @@ class Redactor:
         secrets = detect.secret_finds(scope, self.rules, self._secret_rules, self._classifier, timeout)
         masks = detect.mask_finds(scope, self._mask_rules, timeout)
         if sweep:
+            # Disguised secrets are looked for when writing only: nothing else refers to them, and
+            # the learning pass stays cheap.
+            secrets += detect.disguised_finds(
+                scope, self.rules, self._secret_rules, self._classifier, self._wraps, timeout
+            )
             secrets += detect.literal_finds(text, self._sweep_secrets, _WORD, _WORD, "known-secret", "secret")
             masks += detect.literal_finds(
                 text, self._sweep_hosts, _HOST_BEFORE, _HOST_AFTER, "known-host", "mask"

@@ -1,0 +1,132 @@
+"""Secrets in disguise: base64-encoded, or broken across a line wrap.
+
+The [[secret]] patterns read a token as it is written. Two ordinary shapes hide it from them:
+
+- base64: a Kubernetes Secret's `data:`, a Basic header built by hand, a `config.json` pasted
+  encoded. Every run of base64 long enough to hold a token is decoded; when the decoded text is
+  text (not the bytes of a hash or an id) it goes through the secret rules, and a run whose payload
+  holds a secret is a secret itself (`<redacted:hf-token-base64:1>`).
+- a wrap: a terminal or a chat window breaks a long `hf_…` across two lines, a JSON string holds
+  it with a `\\n` escape in the middle. A word that starts with a token prefix (rules/redact
+  tokens.toml `prefixes`) and ends a line is joined with the word that starts the next; when the
+  join has the token's shape, the whole span (line break included) is the secret.
+
+Both are plain-`re` scans with single character classes (linear, no backtracking) plus a little
+Python per candidate, shared by the redaction and the leak scan.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable, Iterable
+
+from vllm_triage.bundle.redact_rules import SecretRule
+
+# Long enough for the shortest token (AKIA + 16 → 28 base64 characters), short enough for a
+# password of 18 bytes. Both alphabets: standard and URL-safe.
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
+_MAX_RUN = 64 * 1024  # a longer run is data (an embedded image), not a credential
+_PRINTABLE = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+_LINE_BREAK = re.compile(r"\r?\n|\\r\\n|\\n")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_-]+")
+_WHOLE_LINE_MIN = 8  # a line that is nothing but token characters, this long, is a token's middle
+_MAX_WRAPPED_LINES = 8
+
+# (start, end, kind) of a disguised secret in the text searched.
+Span = tuple[int, int, str]
+
+
+def _decoded(run: str) -> str | None:
+    """The text a base64 run stands for, or None when it is not base64 of text."""
+    body = run.rstrip("=")
+    urlsafe = "-" in body or "_" in body
+    if urlsafe and ("+" in body or "/" in body):
+        return None  # two alphabets mixed: a path or an identifier, not base64
+    for skip in range(4):  # the run may start with a character or three that are not part of it
+        piece = body[skip:]
+        piece = piece[: len(piece) - len(piece) % 4] if len(piece) % 4 == 1 else piece
+        try:
+            data = (
+                base64.urlsafe_b64decode(piece + "=" * (-len(piece) % 4))
+                if urlsafe
+                else base64.b64decode(piece + "=" * (-len(piece) % 4), validate=True)
+            )
+        except (binascii.Error, ValueError):
+            continue
+        if len(data) >= 12 and sum(b in _PRINTABLE for b in data) >= 0.95 * len(data):
+            return data.decode("latin-1")
+    return None
+
+
+def base64_spans(text: str, secrets_in: Callable[[str], Iterable[str]]) -> list[Span]:
+    """Runs of base64 whose decoded text holds a secret; `secrets_in(text)` gives the kinds found."""
+    spans: list[Span] = []
+    for match in _B64_RUN.finditer(text):
+        run = match.group()
+        if len(run) > _MAX_RUN or (run.isalpha() and run.islower()):
+            continue
+        payload = _decoded(run)
+        if payload is None:
+            continue
+        kinds = list(secrets_in(payload))
+        if kinds:
+            spans.append((match.start(), match.end(), f"{kinds[0]}-base64"))
+    return spans
+
+
+class Wraps:
+    """Tokens of a known prefix broken across lines (real line breaks or JSON `\\n` escapes)."""
+
+    def __init__(self, rules: Iterable[SecretRule], kind_of: Callable[[str], str | None]) -> None:
+        prefixes = sorted({p for r in rules for p in r.prefixes}, key=len, reverse=True)
+        self.hints = tuple(sorted({p.lower() for p in prefixes}))
+        self._kind_of = kind_of
+        self._start = (
+            re.compile(
+                r"(?<![A-Za-z0-9_-])(?:"
+                + "|".join(re.escape(p) for p in prefixes)
+                + r")[A-Za-z0-9_-]*(?=\r?\n|\\r\\n|\\n)"
+            )
+            if prefixes
+            else None
+        )
+
+    def spans(self, text: str, ranges: Iterable[tuple[int, int]]) -> list[Span]:
+        if self._start is None:
+            return []
+        spans: list[Span] = []
+        for start, end in ranges:
+            for match in self._start.finditer(text, start, end):
+                span = self._joined(text, match.start(), match.end())
+                if span is not None:
+                    spans.append(span)
+        return spans
+
+    def _joined(self, text: str, start: int, end: int) -> Span | None:
+        combined = text[start:end]
+        best: Span | None = None
+        position = end
+        for _ in range(_MAX_WRAPPED_LINES):
+            brk = _LINE_BREAK.match(text, position)
+            if brk is None:
+                break
+            word = _TOKEN_RUN.match(text, brk.end())
+            if word is None:
+                break
+            after = word.end()
+            whole = after == len(text) or _LINE_BREAK.match(text, after) is not None or text[after] == '"'
+            if whole and len(word.group()) >= _WHOLE_LINE_MIN:
+                # A line of nothing but token characters: the token's middle (or its end).
+                combined += word.group()
+                position = after
+                kind = self._kind_of(combined)
+                if kind:
+                    best = (start, after, kind)
+                continue
+            # A word followed by more text: part of the token only when that makes the shape.
+            if self._kind_of(combined) is None and self._kind_of(combined + word.group()):
+                best = (start, after, self._kind_of(combined + word.group()) or "secret")
+            break
+        return best
