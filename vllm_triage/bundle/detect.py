@@ -65,6 +65,20 @@ class Classifier:
         return found
 
 
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_ALNUM = _LOWER | frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_LOWER_OR_DIGIT = _LOWER | frozenset("0123456789")
+
+
+def _name_word_at(text: str, start: int, end: int) -> bool:
+    """Could text[start:end] be a whole word of a name as NamePolicy splits names (at `_-./`,
+    spaces and camelCase humps)? Looser than the split, never stricter: a false yes only costs
+    a pattern run, a false no would hide a secret."""
+    if start > 0 and text[start - 1] in _ALNUM and text[start] in _LOWER:
+        return False  # `apikey`'s `key`, `mytoken`: inside a word (compounds are hints of their own)
+    return end >= len(text) or text[end] not in _LOWER_OR_DIGIT or text[end - 1] not in _ALNUM
+
+
 class Scope:
     """One block of text and, per set of hints, the line ranges worth searching."""
 
@@ -76,26 +90,31 @@ class Scope:
         self._positions: dict[tuple[str, ...], list[int]] = {}
         self._segments: dict[tuple[tuple[str, ...], bool], list[tuple[int, int]]] = {}
 
-    def ranges(self, hints: tuple[str, ...], multiline: bool) -> list[tuple[int, int]]:
+    def ranges(
+        self, hints: tuple[str, ...], multiline: bool, whole_words: bool = False
+    ) -> list[tuple[int, int]]:
         if not hints or self._lowered is None:
             return [(0, len(self.text))]
-        key = (hints, multiline)
+        key = (hints, multiline, whole_words)
         if key not in self._segments:
-            self._segments[key] = self._hinted(self._hint_positions(hints), multiline)
+            self._segments[key] = self._hinted(self._hint_positions(hints, whole_words), multiline)
         return self._segments[key]
 
-    def _hint_positions(self, hints: tuple[str, ...]) -> list[int]:
-        if hints not in self._positions:
+    def _hint_positions(self, hints: tuple[str, ...], whole_words: bool) -> list[int]:
+        key = (hints, whole_words)
+        if key not in self._positions:
             lowered = self._lowered
             assert lowered is not None
+            text = self.text
             positions: list[int] = []
             for hint in hints:
                 at = lowered.find(hint)
                 while at >= 0:
-                    positions.append(at)
+                    if not whole_words or _name_word_at(text, at, at + len(hint)):
+                        positions.append(at)
                     at = lowered.find(hint, at + 1)
-            self._positions[hints] = sorted(positions)
-        return self._positions[hints]
+            self._positions[key] = sorted(positions)
+        return self._positions[key]
 
     def _hinted(self, positions: list[int], multiline: bool) -> list[tuple[int, int]]:
         text = self.text
@@ -120,7 +139,8 @@ class Scope:
         return segments
 
     def matches(self, rule: SecretRule | MaskRule, timeout: float) -> Iterator[regex.Match]:
-        for start, end in self.ranges(rule.hints, rule.multiline):
+        whole_words = isinstance(rule, SecretRule) and rule.whole_words
+        for start, end in self.ranges(rule.hints, rule.multiline, whole_words):
             yield from rule.compiled.finditer(self.text, start, end, timeout=timeout)
 
 
@@ -172,7 +192,7 @@ def disguised_finds(
     ]
     finds += [
         Find(start, end, "wrapped-token", kind, 30, "secret")
-        for start, end, kind in wraps.spans(text, scope.ranges(wraps.hints, False))
+        for start, end, kind in wraps.spans(text, lambda rule: scope.ranges(rule.hints, False))
     ]
     return finds
 

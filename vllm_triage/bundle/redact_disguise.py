@@ -28,7 +28,7 @@ from vllm_triage.bundle.redact_rules import SecretRule
 # password of 18 bytes. Both alphabets: standard and URL-safe.
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
 _MAX_RUN = 64 * 1024  # a longer run is data (an embedded image), not a credential
-_PRINTABLE = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
+_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 _LINE_BREAK = re.compile(r"\r?\n|\\r\\n|\\n")
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_-]+")
 _WHOLE_LINE_MIN = 8  # a line that is nothing but token characters, this long, is a token's middle
@@ -55,8 +55,9 @@ def _decoded(run: str) -> str | None:
             )
         except (binascii.Error, ValueError):
             continue
-        if len(data) >= 12 and sum(b in _PRINTABLE for b in data) >= 0.95 * len(data):
-            return data.decode("latin-1")
+        # Text, not the bytes of a hash or an id: ASCII, and almost nothing but printable characters.
+        if len(data) >= 12 and data.isascii() and len(data.translate(None, _PRINTABLE)) * 20 <= len(data):
+            return data.decode("ascii")
     return None
 
 
@@ -80,8 +81,10 @@ class Wraps:
     """Tokens of a known prefix broken across lines (real line breaks or JSON `\\n` escapes)."""
 
     def __init__(self, rules: Iterable[SecretRule], kind_of: Callable[[str], str | None]) -> None:
-        prefixes = sorted({p for r in rules for p in r.prefixes}, key=len, reverse=True)
-        self.hints = tuple(sorted({p.lower() for p in prefixes}))
+        # The lines to look at are those the shape rules search anyway (their hints are their
+        # prefixes), so the hint positions are found once for both.
+        self.rules = [r for r in rules if r.prefixes and not r.multiline]
+        prefixes = sorted({p for r in self.rules for p in r.prefixes}, key=len, reverse=True)
         self._kind_of = kind_of
         self._start = (
             re.compile(
@@ -93,16 +96,19 @@ class Wraps:
             else None
         )
 
-    def spans(self, text: str, ranges: Iterable[tuple[int, int]]) -> list[Span]:
+    def spans(self, text: str, ranges_of: Callable[[SecretRule], Iterable[tuple[int, int]]]) -> list[Span]:
+        """Wrapped tokens in text; `ranges_of(rule)`: the parts of text that rule searches."""
         if self._start is None:
             return []
-        spans: list[Span] = []
-        for start, end in ranges:
-            for match in self._start.finditer(text, start, end):
-                span = self._joined(text, match.start(), match.end())
-                if span is not None:
-                    spans.append(span)
-        return spans
+        found: dict[int, Span] = {}
+        for rule in self.rules:
+            for start, end in ranges_of(rule):
+                for match in self._start.finditer(text, start, end):
+                    if match.start() not in found:
+                        span = self._joined(text, match.start(), match.end())
+                        if span is not None:
+                            found[match.start()] = span
+        return sorted(found.values())
 
     def _joined(self, text: str, start: int, end: int) -> Span | None:
         combined = text[start:end]

@@ -74,6 +74,9 @@ class SecretRule:
     hints: tuple[str, ...] = ()
     # Literal starts of a token of this shape (`hf_`): for base64-encoded and line-wrapped tokens.
     prefixes: tuple[str, ...] = ()
+    # The hints are words of a name (names.toml): a line holds one only where it stands as a word
+    # of a name the way NamePolicy splits names (`tokens/s` and `tokenizer` hold none).
+    whole_words: bool = False
     description: str = ""
     must_match: list[str] = field(default_factory=list)
     must_not_match: list[str] = field(default_factory=list)
@@ -130,9 +133,8 @@ class NamePolicy:
         return _secret_kind(self, name)
 
     def hint_words(self) -> tuple[str, ...]:
-        """Substrings every secret name contains (lower-case), none inside another."""
-        words = {w for w, _ in self.words} | set(self.compounds)
-        return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+        """The words one of which every secret name holds (lower-case), compounds included."""
+        return tuple(sorted({w for w, _ in self.words} | set(self.compounds)))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -364,6 +366,7 @@ def load(extra_dirs: Iterable[str] = (), include_builtin: bool = True) -> Redact
     for rule in secrets.values():
         if rule.gate == "name" and not rule.hints:
             rule.hints = names.hint_words()
+            rule.whole_words = True
         elif rule.prefixes and not rule.hints and not rule.multiline:
             # Every match starts with a prefix: only lines holding one are searched.
             rule.hints = tuple(sorted({p.lower() for p in rule.prefixes}))

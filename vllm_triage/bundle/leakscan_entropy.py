@@ -1,0 +1,79 @@
+"""The leak scan's second opinion: random-looking values of keys that sound secret.
+
+The [[secret]] rules decide by names.toml, word by word (`HF_TOKEN` holds a token, `TOKENIZERS`
+does not). A second opinion must fail differently: this one looks for the keywords inside any
+key, without word splitting (`MYAPPTOKEN`, `dbpass`, `x_pwd`), in the manner of detect-secrets'
+KeywordDetector, and accepts a value only when it reads like a secret — long enough and with the
+character entropy of random text. It only ever fails an output (exit 1); it never redacts.
+
+detect-secrets itself was evaluated for this (1.5.0 installs here) and not taken: its plugins
+scan about 0.8 MB/s (a 100 MB log would take two minutes more) and it brings requests, urllib3,
+certifi, idna and charset-normalizer into an offline tool.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from vllm_triage.bundle.redact_rules import looks_like_path
+
+# Keywords of secret-holding keys, matched inside a key (lower-cased), not as whole words.
+KEYWORDS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "accesskey",
+    "access_key",
+    "privatekey",
+    "private_key",
+    "credential",
+    "auth",
+)
+# keyword … [:=] value, JSON/YAML/env/ini alike; the keyword may not be followed by a lower-case
+# letter (`tokenizer`, `tokens`, `authors` are other words); the value is one run of token characters.
+# Anchored on the keyword, every part deterministic: linear on any line.
+_PAIR = re.compile(
+    r"(?i:"
+    + "|".join(re.escape(k) for k in KEYWORDS)
+    + r""")(?![a-z])[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?(?P<value>[A-Za-z0-9+/=_.~-]{16,})"""
+)
+MIN_BITS_PER_CHAR = 3.5  # hex of 32 is ~3.9, base62 of 20 ~4.1, `oidc-provider-2` 3.4
+_HAS_DIGIT = re.compile(r"[0-9]")
+_HAS_LETTER = re.compile(r"[A-Za-z]")
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of the value's characters, in bits per character."""
+    counts = Counter(value)
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def random_looking(value: str) -> bool:
+    return (
+        not looks_like_path(value)
+        and bool(_HAS_DIGIT.search(value))
+        and bool(_HAS_LETTER.search(value))
+        and entropy(value) >= MIN_BITS_PER_CHAR
+        and not value.replace(".", "").isdigit()
+    )
+
+
+HINTS = tuple(sorted({k.lower() for k in KEYWORDS}))
+
+
+def suspects(text: str, lines: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """(start, end) of random-looking values of secret-sounding keys, within the given line ranges."""
+    for start, end in lines:
+        for match in _PAIR.finditer(text, start, end):
+            if random_looking(match.group("value")):
+                yield match.span("value")
