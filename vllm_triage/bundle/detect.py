@@ -100,6 +100,14 @@ class Scope:
             self._segments[key] = self._hinted(self._hint_positions(hints, whole_words), multiline)
         return self._segments[key]
 
+    def hint_positions(self, hints: tuple[str, ...]) -> list[int]:
+        """Where any of the (lower-case) hints starts, in any case."""
+        if self._lowered is None:
+            # lower() moved offsets (a few non-ASCII characters): a case-blind search instead.
+            pattern = regex.compile("|".join(regex.escape(h) for h in hints), regex.IGNORECASE | regex.V0)
+            return sorted({m.start() for m in pattern.finditer(self.text, overlapped=True)})
+        return self._hint_positions(hints, False)
+
     def _hint_positions(self, hints: tuple[str, ...], whole_words: bool) -> list[int]:
         key = (hints, whole_words)
         if key not in self._positions:

@@ -154,7 +154,7 @@ class LeakScanner:
         # The second opinion, which decides differently (leakscan_entropy).
         finds += [
             detect.Find(start, end, "entropy", "high-entropy-value", 0, "secret")
-            for start, end in leakscan_entropy.suspects(text, scope.ranges(leakscan_entropy.HINTS, False))
+            for start, end in leakscan_entropy.suspects(text, scope.hint_positions(leakscan_entropy.HINTS))
         ]
         finds += detect.literal_finds(text, self._known, frozenset(), frozenset(), "known-secret", "secret")
         return finds

@@ -69,11 +69,17 @@ def random_looking(value: str) -> bool:
 
 
 HINTS = tuple(sorted({k.lower() for k in KEYWORDS}))
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
 
 
-def suspects(text: str, lines: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
-    """(start, end) of random-looking values of secret-sounding keys, within the given line ranges."""
-    for start, end in lines:
-        for match in _PAIR.finditer(text, start, end):
-            if random_looking(match.group("value")):
-                yield match.span("value")
+def suspects(text: str, positions: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """(start, end) of random-looking values of secret-sounding keys; `positions`: where a keyword
+    (HINTS, any case) starts in text. The pattern is tried only there, anchored."""
+    seen: set[int] = set()
+    for at in positions:
+        match = _PAIR.match(text, at)
+        if match is None or match.start("value") in seen:
+            continue
+        seen.add(match.start("value"))
+        if random_looking(match.group("value")):
+            yield match.span("value")

@@ -8,8 +8,9 @@ The [[secret]] patterns read a token as it is written. Two ordinary shapes hide 
   holds a secret is a secret itself (`<redacted:hf-token-base64:1>`).
 - a wrap: a terminal or a chat window breaks a long `hf_…` across two lines, a JSON string holds
   it with a `\\n` escape in the middle. A word that starts with a token prefix (rules/redact
-  tokens.toml `prefixes`) and ends a line is joined with the word that starts the next; when the
-  join has the token's shape, the whole span (line break included) is the secret.
+  tokens.toml `prefixes`) and ends a line is joined with the word that starts the next; so is the
+  word before a line that opens with a long run of token characters (the wrap may cut the prefix
+  itself: `gl` / `pat-…`). When the join has the token's shape, the whole span is the secret.
 
 Both are plain-`re` scans with single character classes (linear, no backtracking) plus a little
 Python per candidate, shared by the redaction and the leak scan.
@@ -30,8 +31,14 @@ _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
 _MAX_RUN = 64 * 1024  # a longer run is data (an embedded image), not a credential
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 _LINE_BREAK = re.compile(r"\r?\n|\\r\\n|\\n")
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_-]+")
+# Token characters: a JWT and a ya29. token hold dots (a sentence's last dot is dropped below).
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_.-]+")
 _WHOLE_LINE_MIN = 8  # a line that is nothing but token characters, this long, is a token's middle
+# A line that opens with a long run of token characters may continue a token whose prefix was cut
+# by the wrap itself (`gl` / `pat-…`): a literal first character keeps these scans fast.
+_OPENINGS = (re.compile(r"\n[A-Za-z0-9_.-]{16}"), re.compile(r"\\n[A-Za-z0-9_.-]{16}"))
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_MAX_LOOK_BACK = 256
 _MAX_WRAPPED_LINES = 8
 
 # (start, end, kind) of a disguised secret in the text searched.
@@ -90,7 +97,7 @@ class Wraps:
             re.compile(
                 r"(?<![A-Za-z0-9_-])(?:"
                 + "|".join(re.escape(p) for p in prefixes)
-                + r")[A-Za-z0-9_-]*(?=\r?\n|\\r\\n|\\n)"
+                + r")[A-Za-z0-9_.-]*(?=\r?\n|\\r\\n|\\n)"
             )
             if prefixes
             else None
@@ -108,6 +115,16 @@ class Wraps:
                         span = self._joined(text, match.start(), match.end())
                         if span is not None:
                             found[match.start()] = span
+        for opening in _OPENINGS:
+            for match in opening.finditer(text):
+                brk = match.start() - (1 if match.start() > 0 and text[match.start() - 1] == "\r" else 0)
+                start = brk
+                while start > 0 and brk - start < _MAX_LOOK_BACK and text[start - 1] in _TOKEN_CHARS:
+                    start -= 1
+                if start < brk and start not in found:
+                    span = self._joined(text, start, brk)
+                    if span is not None:
+                        found[start] = span
         return sorted(found.values())
 
     def _joined(self, text: str, start: int, end: int) -> Span | None:
@@ -132,7 +149,12 @@ class Wraps:
                     best = (start, after, kind)
                 continue
             # A word followed by more text: part of the token only when that makes the shape.
-            if self._kind_of(combined) is None and self._kind_of(combined + word.group()):
-                best = (start, after, self._kind_of(combined + word.group()) or "secret")
+            if self._kind_of(combined) is None:
+                piece = word.group()
+                for candidate in (piece, piece.rstrip(".")):
+                    kind = self._kind_of(combined + candidate) if candidate else None
+                    if kind:
+                        best = (start, brk.end() + len(candidate), kind)
+                        break
             break
         return best
