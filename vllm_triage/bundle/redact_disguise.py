@@ -38,7 +38,6 @@ _WHOLE_LINE_MIN = 8  # a line that is nothing but token characters, this long, i
 # by the wrap itself (`gl` / `pat-…`): a literal first character keeps these scans fast.
 _OPENINGS = (re.compile(r"\n[A-Za-z0-9_.-]{16}"), re.compile(r"\\n[A-Za-z0-9_.-]{16}"))
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_MAX_LOOK_BACK = 256
 _MAX_WRAPPED_LINES = 8
 
 # (start, end, kind) of a disguised secret in the text searched.
@@ -92,6 +91,9 @@ class Wraps:
         # prefixes), so the hint positions are found once for both.
         self.rules = [r for r in rules if r.prefixes and not r.multiline]
         prefixes = sorted({p for r in self.rules for p in r.prefixes}, key=len, reverse=True)
+        # What a wrap can leave of a prefix at a line's end (`g`, `gl`, `glp`, `glpa` of `glpat-`).
+        self._fragments = frozenset(p[:k] for p in prefixes for k in range(1, len(p)))
+        self._longest_fragment = max((len(f) for f in self._fragments), default=0)
         self._kind_of = kind_of
         self._start = (
             re.compile(
@@ -119,9 +121,11 @@ class Wraps:
             for match in opening.finditer(text):
                 brk = match.start() - (1 if match.start() > 0 and text[match.start() - 1] == "\r" else 0)
                 start = brk
-                while start > 0 and brk - start < _MAX_LOOK_BACK and text[start - 1] in _TOKEN_CHARS:
+                while start > 0 and brk - start <= self._longest_fragment and text[start - 1] in _TOKEN_CHARS:
                     start -= 1
-                if start < brk and start not in found:
+                # Only a cut prefix is looked at here (a whole one was found above): a base64 dump
+                # of a million lines costs one short look back a line.
+                if text[start:brk] in self._fragments and start not in found:
                     span = self._joined(text, start, brk)
                     if span is not None:
                         found[start] = span
