@@ -346,3 +346,23 @@ def test_the_second_opinion_finds_what_the_name_policy_misses() -> None:
         "num_tokens_total=12345678901234567",
     ):
         assert scan_text(calm + "\n") == [], calm
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "x." + "sk-." * 500_000 + "\n",  # a million prefix starts in one run of token characters
+        "token=" * 400_000,  # a million keyword hits on one line with no line end
+        "api_key:" + "A1b2" * 250_000 + "\n",  # a value run of a megabyte after a keyword
+        ("gl\n" + "A1b2" * 10 + "\n") * 100_000,  # cut-prefix candidates on every other line
+    ],
+    ids=["prefix-starts", "keyword-hits", "long-value", "cut-prefixes"],
+)
+def test_the_disguise_and_entropy_scans_stay_linear(hostile: str) -> None:
+    """Those scans use stdlib `re`, which has no timeout: each is bounded by construction."""
+    import time
+
+    started = time.process_time()
+    clean, _ = redact_text(hostile)
+    scan_text(clean)
+    assert time.process_time() - started < 10

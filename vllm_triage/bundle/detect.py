@@ -143,7 +143,8 @@ class Scope:
                 segments[-1] = (segments[-1][0], max(end, segments[-1][1]))
             else:
                 segments.append((start, end))
-            covered = text.rfind("\n", 0, end - 1) + 1 if multiline else end
+            # (No line after the text's end: then nothing is left to extend.)
+            covered = text.rfind("\n", 0, end - 1) + 1 if multiline and end < len(text) else end
         return segments
 
     def matches(self, rule: SecretRule | MaskRule, timeout: float) -> Iterator[regex.Match]:
@@ -190,8 +191,8 @@ def disguised_finds(
 ) -> list[Find]:
     """Secrets base64-encoded or broken across a line wrap (redact_disguise), as finds."""
 
-    def kinds_in(payload: str) -> list[str]:
-        return [f.kind for f in secret_finds(Scope(payload), rules, chosen, classifier, timeout)]
+    def kinds_in(payloads: str) -> list[tuple[int, str]]:
+        return [(f.start, f.kind) for f in secret_finds(Scope(payloads), rules, chosen, classifier, timeout)]
 
     text = scope.text
     finds = [

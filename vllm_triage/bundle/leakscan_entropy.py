@@ -40,11 +40,12 @@ KEYWORDS = (
 )
 # keyword … [:=] value, JSON/YAML/env/ini alike; the keyword may not be followed by a lower-case
 # letter (`tokenizer`, `tokens`, `authors` are other words); the value is one run of token characters.
-# Anchored on the keyword, every part deterministic: linear on any line.
+# Anchored on the keyword, every part bounded (stdlib `re` has no timeout): a line of a million
+# keywords costs a million short attempts, never a quadratic scan.
 _PAIR = re.compile(
     r"(?i:"
     + "|".join(re.escape(k) for k in KEYWORDS)
-    + r""")(?![a-z])[A-Za-z0-9_.-]*["']?[ \t]*[:=][ \t]*["']?(?P<value>[A-Za-z0-9+/=_.~-]{16,})"""
+    + r""")(?![a-z])[A-Za-z0-9_.-]{0,64}["']?[ \t]{0,16}[:=][ \t]{0,16}["']?(?P<value>[A-Za-z0-9+/=_.~-]{16,512})"""
 )
 MIN_BITS_PER_CHAR = 3.5  # hex of 32 is ~3.9, base62 of 20 ~4.1, `oidc-provider-2` 3.4
 _HAS_DIGIT = re.compile(r"[0-9]")

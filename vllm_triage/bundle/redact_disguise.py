@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 from collections.abc import Callable, Iterable
 
@@ -29,16 +30,22 @@ from vllm_triage.bundle.redact_rules import SecretRule
 # password of 18 bytes. Both alphabets: standard and URL-safe.
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
 _MAX_RUN = 64 * 1024  # a longer run is data (an embedded image), not a credential
+# Between decoded payloads searched together: a blank line, which no single-line rule crosses.
+_PAYLOAD_SEPARATOR = "\n\n"
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 _LINE_BREAK = re.compile(r"\r?\n|\\r\\n|\\n")
 # Token characters: a JWT and a ya29. token hold dots (a sentence's last dot is dropped below).
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_.-]+")
+_TOKEN_RUN_OR_NOTHING = re.compile(r"[A-Za-z0-9_.-]*")
 _WHOLE_LINE_MIN = 8  # a line that is nothing but token characters, this long, is a token's middle
 # A line that opens with a long run of token characters may continue a token whose prefix was cut
 # by the wrap itself (`gl` / `pat-…`): a literal first character keeps these scans fast.
 _OPENINGS = (re.compile(r"\n[A-Za-z0-9_.-]{16}"), re.compile(r"\\n[A-Za-z0-9_.-]{16}"))
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _MAX_WRAPPED_LINES = 8
+# No token is longer: runs and joins stop there, so every scan here is bounded (stdlib `re` has no
+# timeout, and `sk-.sk-.sk-…` must not make each start read to the end of the line).
+_MAX_TOKEN = 1024
 
 # (start, end, kind) of a disguised secret in the text searched.
 Span = tuple[int, int, str]
@@ -67,9 +74,14 @@ def _decoded(run: str) -> str | None:
     return None
 
 
-def base64_spans(text: str, secrets_in: Callable[[str], Iterable[str]]) -> list[Span]:
-    """Runs of base64 whose decoded text holds a secret; `secrets_in(text)` gives the kinds found."""
-    spans: list[Span] = []
+def base64_spans(text: str, secrets_in: Callable[[str], Iterable[tuple[int, str]]]) -> list[Span]:
+    """Runs of base64 whose decoded text holds a secret. `secrets_in(text)` gives (offset, kind)
+    of the secrets in a text: it is called once with every decoded payload of the block, each on
+    lines of its own, so a dump of a hundred thousand short runs costs one pass of the rules."""
+    runs: list[tuple[int, int]] = []
+    starts: list[int] = []
+    payloads: list[str] = []
+    length = 0
     for match in _B64_RUN.finditer(text):
         run = match.group()
         if len(run) > _MAX_RUN or (run.isalpha() and run.islower()):
@@ -77,10 +89,16 @@ def base64_spans(text: str, secrets_in: Callable[[str], Iterable[str]]) -> list[
         payload = _decoded(run)
         if payload is None:
             continue
-        kinds = list(secrets_in(payload))
-        if kinds:
-            spans.append((match.start(), match.end(), f"{kinds[0]}-base64"))
-    return spans
+        runs.append(match.span())
+        starts.append(length)
+        payloads.append(payload)
+        length += len(payload) + len(_PAYLOAD_SEPARATOR)
+    if not payloads:
+        return []
+    kinds: dict[int, str] = {}
+    for offset, kind in secrets_in(_PAYLOAD_SEPARATOR.join(payloads)):
+        kinds.setdefault(bisect.bisect_right(starts, offset) - 1, kind)
+    return [(runs[i][0], runs[i][1], f"{kind}-base64") for i, kind in sorted(kinds.items())]
 
 
 class Wraps:
@@ -94,13 +112,12 @@ class Wraps:
         # What a wrap can leave of a prefix at a line's end (`g`, `gl`, `glp`, `glpa` of `glpat-`).
         self._fragments = frozenset(p[:k] for p in prefixes for k in range(1, len(p)))
         self._longest_fragment = max((len(f) for f in self._fragments), default=0)
+        self._prefixes = tuple(prefixes)
         self._kind_of = kind_of
+        # Where a word with a prefix starts; the run of token characters it begins is then read
+        # once (many starts in one run, `sk-.sk-.sk-…`, must not each read it to its end).
         self._start = (
-            re.compile(
-                r"(?<![A-Za-z0-9_-])(?:"
-                + "|".join(re.escape(p) for p in prefixes)
-                + r")[A-Za-z0-9_.-]*(?=\r?\n|\\r\\n|\\n)"
-            )
+            re.compile(r"(?<![A-Za-z0-9_-])(?:" + "|".join(re.escape(p) for p in prefixes) + ")")
             if prefixes
             else None
         )
@@ -112,9 +129,17 @@ class Wraps:
         found: dict[int, Span] = {}
         for rule in self.rules:
             for start, end in ranges_of(rule):
-                for match in self._start.finditer(text, start, end):
-                    if match.start() not in found:
-                        span = self._joined(text, match.start(), match.end())
+                position = start
+                while (match := self._start.search(text, position, end)) is not None:
+                    run_end = _TOKEN_RUN_OR_NOTHING.match(text, match.end()).end()
+                    position = max(run_end, match.end())
+                    # A word that reaches a line break, not too long to be a token.
+                    if (
+                        run_end - match.start() <= _MAX_TOKEN
+                        and _LINE_BREAK.match(text, run_end) is not None
+                        and match.start() not in found
+                    ):
+                        span = self._joined(text, match.start(), run_end)
                         if span is not None:
                             found[match.start()] = span
         for opening in _OPENINGS:
@@ -139,9 +164,11 @@ class Wraps:
             brk = _LINE_BREAK.match(text, position)
             if brk is None:
                 break
-            word = _TOKEN_RUN.match(text, brk.end())
-            if word is None:
+            word = _TOKEN_RUN.match(text, brk.end(), brk.end() + _MAX_TOKEN + 1)
+            if word is None or len(combined) + len(word.group()) > _MAX_TOKEN:
                 break
+            if not (combined + word.group()).startswith(self._prefixes):
+                break  # `gl` + `A1b2…` is no `glpat-…`: no shape to ask about
             after = word.end()
             whole = after == len(text) or _LINE_BREAK.match(text, after) is not None or text[after] == '"'
             if whole and len(word.group()) >= _WHOLE_LINE_MIN:
