@@ -25,6 +25,7 @@ def test_a_secret_in_markup_or_in_an_attribute_is_still_a_leak() -> None:
         f"<pre>HF_TOKEN={HF}</pre>",
         f"<p>token <code>{HF[:10]}</code>{HF[10:]}</p>".replace("</code>", ""),
         f'<a title="{HF}" href="#x">x</a>',
+        f"<p>x</p><!-- HF_TOKEN={HF} -->",
         f"<td>api&#95;key: sk-proj-{'Ab3De6Gh9Jk2' * 3}</td>",
     ):
         assert [leak.kind for leak in leak_scan({}, page, "html", Redactor())], page

@@ -135,7 +135,8 @@ _BLOCK_TAGS = frozenset(
 
 class _PageText(HTMLParser):
     """The text of a page as a reader gets it: tags gone, entities decoded, one line per block.
-    Attribute values (a title, a link) are shared with the page too: each is a line of its own."""
+    Attribute values (a title, a link) and comments are shared with the page too: each is a line
+    of its own."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -154,6 +155,13 @@ class _PageText(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         self.parts.append(data)
+
+    # Not shown by a browser, but in the file that is shared: comments and declarations are read.
+    def handle_comment(self, data: str) -> None:
+        self.parts.append("\n" + data + "\n")
+
+    def unknown_decl(self, data: str) -> None:
+        self.parts.append("\n" + data + "\n")
 
 
 def html_text(page: str) -> str:
