@@ -8,9 +8,12 @@ fast); `--hypothesis-seed` reproduces a failure."""
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import re
 import string
+import tempfile
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,6 +21,7 @@ from hypothesis import strategies as st
 from vllm_triage.bundle import redact_rules
 from vllm_triage.bundle.leakscan import scan_text
 from vllm_triage.bundle.redact import Redactor, redact_text
+from vllm_triage.bundle.redact_copy import redact_bundle
 
 BUDGET = settings(
     max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -180,3 +184,40 @@ def test_the_same_secret_gets_the_same_placeholder(
 def test_text_without_secrets_is_unchanged(lines: list[str]) -> None:
     text = "".join(lines)
     assert redact_text(text)[0] == text
+
+
+FILE_NAMES = st.sampled_from(["env/vllm.env", "container/inspect.json", "pod.yaml", "vllm.log", "request.sh"])
+
+
+@settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(FILE_NAMES, st.one_of(placements(PLAIN), placements(TOKENS), shaped_placements())),
+        min_size=1,
+        max_size=5,
+    ),
+    st.booleans(),
+)
+def test_the_bundle_round_trip_leaves_nothing(
+    planted: list[tuple[str, tuple[str, str]]], gzipped: bool
+) -> None:
+    """The whole of `redact`: files on disk, a .gz member, the leak scan, the report."""
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch) / "bundle"
+        contents: dict[str, str] = {}
+        for name, (piece, _secret) in planted:
+            contents[name] = contents.get(name, "") + piece
+        for name, text in contents.items():
+            path = root / (name + ".gz" if gzipped and name.endswith(".log") else name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(gzip.compress(text.encode()) if path.suffix == ".gz" else text.encode())
+        result = redact_bundle(str(root), str(Path(scratch) / "out"))
+        assert result.clean, [str(leak) for leak in result.leaks]
+        written = b"\n".join(
+            gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+            for p in sorted((Path(scratch) / "out").rglob("*"))
+            if p.is_file()
+        )
+        flat = written.replace(b"\n", b"")
+        for _name, (_piece, secret) in planted:
+            assert secret.encode() not in written and secret.encode() not in flat, secret
