@@ -174,6 +174,27 @@ SHAPES: dict[str, tuple[dict[str, str | bytes], list[str]]] = {
         },
         [PLAIN, PLAIN_2],
     ),
+    "har-cookie-headers": (
+        {
+            "capture.har": json.dumps(
+                {
+                    "log": {
+                        "entries": [
+                            {
+                                "request": {"headers": [{"name": "Cookie", "value": f"sid={PLAIN}"}]},
+                                "response": {
+                                    "headers": [{"name": "Set-Cookie", "value": f"sid={PLAIN_2}; Path=/"}]
+                                },
+                            }
+                        ]
+                    }
+                },
+                indent=2,
+            )
+            + "\n"
+        },
+        [PLAIN, PLAIN_2],
+    ),
     "value-that-starts-with-a-slash": (
         {"env/app.env": f"DB_PASSWORD=/{PLAIN}\nAPI_TOKEN=/{PLAIN_2}/x\n"},
         [PLAIN, PLAIN_2],
