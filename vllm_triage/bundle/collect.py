@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from vllm_triage.bundle.outdir import SafeTree
+
 DEFAULT_TIMEOUT_S = 60.0
 STATUSES = ("ok", "failed", "timeout", "missing")
 STEP_DIR = "steps"  # stderr of steps, and the output of steps that failed
@@ -88,6 +90,8 @@ class Collector:
 
     def __init__(self, root: Path, timeout: float, host: Host) -> None:
         self.root = root
+        # Every file and folder of the bundle is made through this: never through a symlink.
+        self.tree = SafeTree(root)
         self.timeout = timeout
         self.host = host
         self.result = CollectResult(root, {})
@@ -135,11 +139,10 @@ class Collector:
         if executable is None:
             return Step(name, command, "missing", None, 0.0, f"{argv[0]} not found on PATH")
         out_path = self.root / output
-        err_path = self.root / STEP_DIR / f"{name}.stderr.txt"
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        err_path.parent.mkdir(parents=True, exist_ok=True)
+        err_rel = f"{STEP_DIR}/{name}.stderr.txt"
+        err_path = self.root / err_rel
         started = time.monotonic()
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        with self.tree.open_write(output) as out, self.tree.open_write(err_rel) as err:
             try:
                 process = subprocess.Popen(
                     [executable, *argv[1:]],
@@ -256,9 +259,7 @@ class Collector:
         return step
 
     def write_text(self, output: str, text: str) -> None:
-        path = self.root / output
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        self.tree.write_bytes(output, text.encode("utf-8"))
 
     def add_file(self, path: str, role: str) -> None:
         self.result.files = [f for f in self.result.files if f["path"] != path]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
+from vllm_triage.bundle import redact_disguise
 from vllm_triage.bundle.redact_rules import MaskRule, RedactRules, SecretRule
 
 PLACEHOLDER = regex.compile(r"<(?:redacted|masked):[a-z0-9-]+(?::[0-9]+)?>")
@@ -64,6 +65,20 @@ class Classifier:
         return found
 
 
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_ALNUM = _LOWER | frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_LOWER_OR_DIGIT = _LOWER | frozenset("0123456789")
+
+
+def _name_word_at(text: str, start: int, end: int) -> bool:
+    """Could text[start:end] be a whole word of a name as NamePolicy splits names (at `_-./`,
+    spaces and camelCase humps)? Looser than the split, never stricter: a false yes only costs
+    a pattern run, a false no would hide a secret."""
+    if start > 0 and text[start - 1] in _ALNUM and text[start] in _LOWER:
+        return False  # `apikey`'s `key`, `mytoken`: inside a word (compounds are hints of their own)
+    return end >= len(text) or text[end] not in _LOWER_OR_DIGIT or text[end - 1] not in _ALNUM
+
+
 class Scope:
     """One block of text and, per set of hints, the line ranges worth searching."""
 
@@ -75,32 +90,48 @@ class Scope:
         self._positions: dict[tuple[str, ...], list[int]] = {}
         self._segments: dict[tuple[tuple[str, ...], bool], list[tuple[int, int]]] = {}
 
-    def ranges(self, hints: tuple[str, ...], multiline: bool) -> list[tuple[int, int]]:
+    def ranges(
+        self, hints: tuple[str, ...], multiline: bool, whole_words: bool = False
+    ) -> list[tuple[int, int]]:
         if not hints or self._lowered is None:
             return [(0, len(self.text))]
-        key = (hints, multiline)
+        key = (hints, multiline, whole_words)
         if key not in self._segments:
-            self._segments[key] = self._hinted(self._hint_positions(hints), multiline)
+            self._segments[key] = self._hinted(self._hint_positions(hints, whole_words), multiline)
         return self._segments[key]
 
-    def _hint_positions(self, hints: tuple[str, ...]) -> list[int]:
-        if hints not in self._positions:
+    def hint_positions(self, hints: tuple[str, ...]) -> list[int]:
+        """Where any of the (lower-case) hints starts, in any case."""
+        if self._lowered is None:
+            # lower() moved offsets (a few non-ASCII characters): a case-blind search instead.
+            pattern = regex.compile("|".join(regex.escape(h) for h in hints), regex.IGNORECASE | regex.V0)
+            return sorted({m.start() for m in pattern.finditer(self.text, overlapped=True)})
+        return self._hint_positions(hints, False)
+
+    def _hint_positions(self, hints: tuple[str, ...], whole_words: bool) -> list[int]:
+        key = (hints, whole_words)
+        if key not in self._positions:
             lowered = self._lowered
             assert lowered is not None
+            text = self.text
             positions: list[int] = []
             for hint in hints:
                 at = lowered.find(hint)
                 while at >= 0:
-                    positions.append(at)
+                    if not whole_words or _name_word_at(text, at, at + len(hint)):
+                        positions.append(at)
                     at = lowered.find(hint, at + 1)
-            self._positions[hints] = sorted(positions)
-        return self._positions[hints]
+            self._positions[key] = sorted(positions)
+        return self._positions[key]
 
     def _hinted(self, positions: list[int], multiline: bool) -> list[tuple[int, int]]:
         text = self.text
         segments: list[tuple[int, int]] = []
+        # A hint inside the current segment adds nothing, except (multi-line rules) one on the
+        # segment's last line: its match may run into the line after (`login` then `password`).
+        covered = 0
         for at in positions:
-            if segments and at < segments[-1][1]:
+            if at < covered:
                 continue
             start = text.rfind("\n", 0, at) + 1
             # A multi-line rule's hint may sit on its first line; the match runs into the next.
@@ -109,13 +140,16 @@ class Scope:
                 newline = text.find("\n", end)
                 end = len(text) if newline < 0 else newline + 1
             if segments and start <= segments[-1][1]:
-                segments[-1] = (segments[-1][0], end)
+                segments[-1] = (segments[-1][0], max(end, segments[-1][1]))
             else:
                 segments.append((start, end))
+            # (No line after the text's end: then nothing is left to extend.)
+            covered = text.rfind("\n", 0, end - 1) + 1 if multiline and end < len(text) else end
         return segments
 
     def matches(self, rule: SecretRule | MaskRule, timeout: float) -> Iterator[regex.Match]:
-        for start, end in self.ranges(rule.hints, rule.multiline):
+        whole_words = isinstance(rule, SecretRule) and rule.whole_words
+        for start, end in self.ranges(rule.hints, rule.multiline, whole_words):
             yield from rule.compiled.finditer(self.text, start, end, timeout=timeout)
 
 
@@ -144,6 +178,31 @@ def secret_finds(
             if kind == "auto":
                 kind = classifier.kind_of(value) or name_kind or "secret"
             finds.append(Find(start, end, rule.id, kind, rule.priority, "secret"))
+    return finds
+
+
+def disguised_finds(
+    scope: Scope,
+    rules: RedactRules,
+    chosen: list[SecretRule],
+    classifier: Classifier,
+    wraps: redact_disguise.Wraps,
+    timeout: float,
+) -> list[Find]:
+    """Secrets base64-encoded or broken across a line wrap (redact_disguise), as finds."""
+
+    def kinds_in(payloads: str) -> list[tuple[int, str]]:
+        return [(f.start, f.kind) for f in secret_finds(Scope(payloads), rules, chosen, classifier, timeout)]
+
+    text = scope.text
+    finds = [
+        Find(start, end, "base64", kind, 30, "secret")
+        for start, end, kind in redact_disguise.base64_spans(text, kinds_in)
+    ]
+    finds += [
+        Find(start, end, "wrapped-token", kind, 30, "secret")
+        for start, end, kind in wraps.spans(text, lambda rule: scope.ranges(rule.hints, False))
+    ]
     return finds
 
 

@@ -7,10 +7,11 @@ come from strangers: absolute names and `..` are never written.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from vllm_triage.errors import EXIT_USAGE, TriageError
+from vllm_triage.errors import EXIT_INPUT, EXIT_USAGE, TriageError
 from vllm_triage.ingest.decode import SNIFF_BYTES, detect_encoding, is_binary
 from vllm_triage.ingest.sources import Source
 
@@ -27,11 +28,30 @@ class OutputError(TriageError):
         self.problem_id = problem_id
 
 
+class UnsafeOutputError(OutputError):
+    """--out holds a symlink, or a path would resolve outside it: bad input, nothing written."""
+
+    exit_code = EXIT_INPUT
+
+
+def refuse_symlinks(root: Path, given: str) -> None:
+    """Raise when anything under root (root itself excluded: it was resolved) is a symlink."""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in dirs + files:
+            path = Path(folder) / name
+            if path.is_symlink():
+                raise UnsafeOutputError(
+                    "out-holds-symlink",
+                    f"--out {given} holds a symlink ({path.relative_to(root).as_posix()}); nothing was written",
+                    "use an empty or new folder",
+                )
+
+
 @dataclass
 class BundleFile:
     source: Source
     rel: PurePosixPath | None  # None: the member's name is unsafe to write
-    kind: str  # text | binary | empty
+    kind: str  # text | binary | archive | empty
     encoding: str | None
     gzipped: bool  # written back compressed (the name says .gz)
     original: Path | None  # the file on disk when the input is a folder or a plain file
@@ -59,12 +79,30 @@ def safe_relative(member: str) -> PurePosixPath | None:
     return PurePosixPath(*path.parts)
 
 
+_ARCHIVE_MAGIC = (
+    b"PK\x03\x04",
+    b"PK\x05\x06",
+    b"PK\x07\x08",
+    b"BZh",
+    b"\xfd7zXZ\x00",
+    b"7z\xbc\xaf\x27\x1c",
+    b"Rar!\x1a\x07",
+)
+
+
+def is_archive(head: bytes) -> bool:
+    """Zip, tar (also inside gzip: `head` is decompressed), bzip2, xz, 7z or rar data."""
+    return head.startswith(_ARCHIVE_MAGIC) or head[257:262] == b"ustar"
+
+
 def describe(source: Source) -> BundleFile:
     rel = safe_relative(member_path(source))
     head = source.head(SNIFF_BYTES)
     encoding = None
     if not head:
         kind = "empty"
+    elif is_archive(head):
+        kind = "archive"  # its members cannot be redacted where they stand: left out, and named
     else:
         encoding = detect_encoding(head)
         kind = "binary" if is_binary(head, encoding) else "text"
@@ -99,6 +137,9 @@ def prepare_out_dir(out: str, inputs: list[str], force: bool) -> Path:
             )
     if target.exists() and not target.is_dir():
         raise OutputError("out-not-a-folder", f"--out {out} exists and is not a folder")
+    if target.is_dir():
+        # Before anything else is looked at or written: a link inside would redirect a write.
+        refuse_symlinks(target, out)
     if target.is_dir() and any(target.iterdir()) and not force:
         raise OutputError(
             "out-not-empty", f"--out {out} is not empty", "choose an empty or new folder, or pass --force"

@@ -8,14 +8,51 @@ still caught. A leak names the file, line, rule and kind — never the value.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import functools
+import io
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
-from vllm_triage.bundle import detect, redact_rules
+from vllm_triage.bundle import detect, leakscan_entropy, redact_rules
+from vllm_triage.bundle.layout import is_archive
+from vllm_triage.bundle.redact_disguise import Wraps
 from vllm_triage.bundle.redact_rules import RedactRules
 from vllm_triage.bundle.textio import iter_blocks, open_maybe_gzip
 from vllm_triage.ingest.decode import SNIFF_BYTES, detect_encoding, is_binary
+
+NAMES_FILE = "(file names)"
+_ARCHIVE_NAME_HIDDEN = "(member)"  # a member's name may be the secret: never shown
+MAX_ARCHIVE_MEMBERS = 100_000
+MAX_TAR_MEMBER_BYTES = 256 * 1024 * 1024  # larger: not scanned, so the output fails (fail closed)
+
+
+def _archive_members(path: Path) -> Iterator[tuple[str, Callable[[], BinaryIO]]]:
+    """(name, opener) of every regular member of a zip or tar (plain or compressed), streamed."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for count, info in enumerate(archive.infolist()):
+                if count >= MAX_ARCHIVE_MEMBERS:
+                    raise ValueError("too many members")
+                if not info.is_dir():
+                    yield info.filename, functools.partial(archive.open, info)
+        return
+    with tarfile.open(path, mode="r:*") as tar:
+        for count, member in enumerate(tar):
+            if count >= MAX_ARCHIVE_MEMBERS:
+                raise ValueError("too many members")
+            if member.isfile():
+                if member.size > MAX_TAR_MEMBER_BYTES:
+                    raise ValueError("member too large to scan")
+                data = tar.extractfile(member)
+                if data is not None:
+                    # A tar streams once: the member is read into memory (bounded by its size).
+                    content = data.read()
+                    yield member.name, functools.partial(io.BytesIO, content)
 
 
 @dataclass(frozen=True)
@@ -37,6 +74,7 @@ class LeakScanner:
         self.rules = rules or redact_rules.builtin()
         self._chosen = [r for r in self.rules.secrets if r.leak]
         self._classifier = detect.Classifier(self.rules)
+        self._wraps = Wraps(self._chosen, self._classifier.kind_of)
         # Searched anywhere, even inside a longer word: stricter than the redaction's sweep on purpose.
         self._known = dict.fromkeys((v for v in known if v), "known-secret")
 
@@ -60,29 +98,64 @@ class LeakScanner:
             head = stream.read(SNIFF_BYTES)
         if not head:
             return []
+        if is_archive(head):
+            return self._scan_archive(path, name)
+        with open_maybe_gzip(path) as stream:
+            return self._scan_stream(stream, head, name)
+
+    def scan_tree(self, root: Path, skip: Iterable[str] = ()) -> list[Leak]:
+        """Every file under root, and every name (skip: names relative to root not read)."""
+        skipped = set(skip)
+        leaks: list[Leak] = []
+        paths = sorted(p for p in root.rglob("*") if not p.is_symlink())
+        # A secret in a file or folder name is shared with the tree: names are scanned as text.
+        names = "\n".join(p.relative_to(root).as_posix() for p in paths)
+        leaks.extend(self.scan_text(names, NAMES_FILE))
+        for path in paths:
+            name = path.relative_to(root).as_posix()
+            if path.is_file() and name not in skipped:
+                leaks.extend(self.scan_file(path, name))
+        return leaks
+
+    def _scan_stream(self, stream: BinaryIO, head: bytes, name: str) -> list[Leak]:
         encoding = detect_encoding(head)
         if is_binary(head, encoding):
             # Secrets inside binary data are still bytes of text: read them as Latin-1, which
             # decodes every byte, so offsets never fail.
             encoding = "latin-1"
         leaks: list[Leak] = []
-        with open_maybe_gzip(path) as stream:
-            for block, first_line in iter_blocks(stream, encoding):
-                leaks.extend(self.scan_text(block, name, first_line))
+        for block, first_line in iter_blocks(stream, encoding):
+            leaks.extend(self.scan_text(block, name, first_line))
         return leaks
 
-    def scan_tree(self, root: Path, skip: Iterable[str] = ()) -> list[Leak]:
-        """Every file under root (skip: names relative to root that are not scanned)."""
-        skipped = set(skip)
+    def _scan_archive(self, path: Path, name: str) -> list[Leak]:
+        """A zip or tar in the output (redact leaves them out; one may be stale in --out): every
+        member's name and content, inflated; one that cannot be read is a leak (fail closed)."""
         leaks: list[Leak] = []
-        for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
-            name = path.relative_to(root).as_posix()
-            if name not in skipped:
-                leaks.extend(self.scan_file(path, name))
+        try:
+            for member, opener in _archive_members(path):
+                where = f"{name}!{_ARCHIVE_NAME_HIDDEN}"
+                member_leaks = self.scan_text(member, where)
+                with opener() as stream:
+                    head = stream.read(SNIFF_BYTES)
+                with opener() as stream:
+                    member_leaks += self._scan_stream(stream, head, where) if head else []
+                leaks.extend(member_leaks)
+        except (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError, zlib.error, ValueError):
+            leaks.append(Leak(name, 0, "unreadable-archive", "unscannable-archive"))
         return leaks
 
     def _finds(self, text: str, timeout: float) -> list[detect.Find]:
-        finds = detect.secret_finds(detect.Scope(text), self.rules, self._chosen, self._classifier, timeout)
+        scope = detect.Scope(text)
+        finds = detect.secret_finds(scope, self.rules, self._chosen, self._classifier, timeout)
+        finds += detect.disguised_finds(
+            scope, self.rules, self._chosen, self._classifier, self._wraps, timeout
+        )
+        # The second opinion, which decides differently (leakscan_entropy).
+        finds += [
+            detect.Find(start, end, "entropy", "high-entropy-value", 0, "secret")
+            for start, end in leakscan_entropy.suspects(text, scope.hint_positions(leakscan_entropy.HINTS))
+        ]
         finds += detect.literal_finds(text, self._known, frozenset(), frozenset(), "known-secret", "secret")
         return finds
 

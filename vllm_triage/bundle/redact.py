@@ -14,6 +14,8 @@ The redactions recorded say what kind, where and which placeholder — never the
 
 from __future__ import annotations
 
+import hashlib
+import re
 import string
 from collections import Counter
 from collections.abc import Iterable
@@ -21,15 +23,18 @@ from dataclasses import dataclass
 
 from vllm_triage.bundle import detect, redact_rules
 from vllm_triage.bundle.detect import Classifier, Find
+from vllm_triage.bundle.redact_disguise import Wraps
 from vllm_triage.bundle.redact_rules import MASK_FLAGS, RedactRules
 from vllm_triage.errors import RuleError
 
 MAX_RECORDED = 10_000  # detailed entries kept; counts are always complete
+MAX_KEPT_FINDS = 1_000_000  # finds of the learning pass kept for the writing pass (memory bound)
 # A known value is replaced elsewhere only where it stands as a whole word (or a whole host name:
 # `gpu-node-1` is not swept out of `gpu-node-17`).
 _WORD = frozenset(string.ascii_letters + string.digits)
 _HOST_BEFORE = _WORD | frozenset("_.-")
 _HOST_AFTER = _WORD | frozenset("_-")
+_LINE_BREAKS = re.compile(r"\r?\n")
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,9 @@ class Redactor:
         ]
         self._sweeping_masks = {r.id for r in self._mask_rules if r.sweep}
         self._classifier = Classifier(self.rules)
+        self._kept_finds: dict[bytes, tuple[tuple[Find, ...], tuple[Find, ...]]] = {}
+        self._kept_count = 0
+        self._wraps = Wraps(self._secret_rules, self._classifier.kind_of)
         self._placeholder_of: dict[str, str] = {}
         self._kind_of: dict[str, str] = {}
         self._numbers: Counter[tuple[str, str]] = Counter()
@@ -128,6 +136,9 @@ class Redactor:
             placeholder = self._placeholder(text[find.start : find.end], find)
             pieces.append(text[position : find.start])
             pieces.append(placeholder)
+            if find.rule == "wrapped-token":
+                # The line breaks inside a wrapped token stay, so every later line keeps its number.
+                pieces.extend(_LINE_BREAKS.findall(text, find.start, find.end))
             position = find.end
             # A value already named by the other category keeps its first placeholder, and its category.
             category = "secret" if placeholder.startswith("<redacted:") else "mask"
@@ -183,15 +194,40 @@ class Redactor:
     def _finds(self, text: str, sweep: bool) -> list[Find]:
         scan = detect.neutralise(text)
         try:
-            return self._finds_in(scan, sweep, detect.BLOCK_TIMEOUT_S)
+            return self._finds_in(scan, sweep, detect.BLOCK_TIMEOUT_S, remember=True)
         except TimeoutError:
             return self._finds_by_line(scan, sweep)
 
-    def _finds_in(self, text: str, sweep: bool, timeout: float) -> list[Find]:
-        scope = detect.Scope(text)
+    def _rule_finds(
+        self, scope: detect.Scope, timeout: float, remember: bool
+    ) -> tuple[list[Find], list[Find]]:
+        """The finds of the rules in one block. The writing pass reads the very blocks the
+        learning pass read: what the rules found then is kept (by the block's digest) instead of
+        running every pattern a second time."""
+        key = (
+            hashlib.blake2b(scope.text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+            if remember
+            else b""
+        )
+        kept = self._kept_finds.get(key) if remember else None
+        if kept is not None:
+            return list(kept[0]), list(kept[1])
         secrets = detect.secret_finds(scope, self.rules, self._secret_rules, self._classifier, timeout)
         masks = detect.mask_finds(scope, self._mask_rules, timeout)
+        if remember and self._kept_count + len(secrets) + len(masks) <= MAX_KEPT_FINDS:
+            self._kept_finds[key] = (tuple(secrets), tuple(masks))
+            self._kept_count += len(secrets) + len(masks)
+        return secrets, masks
+
+    def _finds_in(self, text: str, sweep: bool, timeout: float, remember: bool = False) -> list[Find]:
+        scope = detect.Scope(text)
+        secrets, masks = self._rule_finds(scope, timeout, remember)
         if sweep:
+            # Disguised secrets are looked for when writing only: nothing else refers to them, and
+            # the learning pass stays cheap.
+            secrets += detect.disguised_finds(
+                scope, self.rules, self._secret_rules, self._classifier, self._wraps, timeout
+            )
             secrets += detect.literal_finds(text, self._sweep_secrets, _WORD, _WORD, "known-secret", "secret")
             masks += detect.literal_finds(
                 text, self._sweep_hosts, _HOST_BEFORE, _HOST_AFTER, "known-host", "mask"

@@ -4,23 +4,27 @@ Two passes over the bundle: the first learns every secret (so numbering is stabl
 found in an env file is also replaced where it stands bare in a log), the second writes. Text is
 written as UTF-8 with its line endings kept; a `.gz` member is written back compressed; binary
 files are copied as they are (or dropped with --drop-binary) and named in the report, because
-nothing inside them can be redacted. The input is only ever opened for reading.
+nothing inside them can be redacted; an archive inside the bundle (zip, tar, …) is left out and
+named. File and folder names are redacted like text. The input is only ever opened for reading;
+the output is written through outdir.SafeTree, which never follows a symlink.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import shutil
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from vllm_triage.bundle import redact_rules
 from vllm_triage.bundle.layout import BundleFile, describe, prepare_out_dir
 from vllm_triage.bundle.leakscan import Leak, LeakScanner
+from vllm_triage.bundle.outdir import SafeTree
 from vllm_triage.bundle.redact import MaskOptions, Redactor
 from vllm_triage.bundle.textio import iter_blocks
 from vllm_triage.ingest.sources import collect
@@ -33,7 +37,9 @@ NO_MASKS = MaskOptions()
 @dataclass
 class FileOutcome:
     path: str
-    status: str  # redacted | unchanged | empty | binary-copied | binary-dropped | skipped-unsafe-path | superseded
+    # redacted | unchanged | empty | binary-copied | binary-dropped | archive-left-out
+    # | skipped-unsafe-path | superseded
+    status: str
     secrets: int = 0
     masks: int = 0
     note: str = ""
@@ -113,13 +119,18 @@ def redact_bundle(
     redactor = Redactor(rules, masks=masks, disabled=disabled)
     files = sorted((describe(s) for s in collect([given], stdin)), key=lambda f: f.name)
     out_root = prepare_out_dir(out, [given], force)
+    tree = SafeTree(out_root, out)
     for item in files:
+        # A name can hold a secret too (`requests/hf_….txt`): it is learned and redacted like text.
+        redactor.learn(item.name)
         if item.kind == "text" and item.rel is not None:
             with item.source.open() as stream:
                 for block, _line in iter_blocks(stream, item.encoding or "utf-8"):
                     redactor.learn(block)
-    outcomes = [_write(item, out_root, redactor, drop_binary) for item in files]
-    result = RedactionResult(given, out_root, masks, redactor.disabled, drop_binary, outcomes, redactor)
+    redactor.learn(given)
+    outcomes = [_write(item, tree, redactor, drop_binary) for item in files]
+    shown_input = redactor.redact(given, file="(input)")
+    result = RedactionResult(shown_input, out_root, masks, redactor.disabled, drop_binary, outcomes, redactor)
     scanner = LeakScanner(rules, redactor.known_secrets())
     result.leaks = scanner.scan_tree(out_root, skip={REPORT_NAME})
     report = json.dumps(result.to_json(), indent=2, ensure_ascii=False)
@@ -128,33 +139,48 @@ def redact_bundle(
     if report_leaks:
         result.leaks.extend(report_leaks)
         report = json.dumps(result.to_json(), indent=2, ensure_ascii=False)
-    result.report_path.write_text(report + "\n", encoding="utf-8")
+    tree.write_bytes(REPORT_NAME, (report + "\n").encode("utf-8"))
     return result
 
 
-def _write(item: BundleFile, out_root: Path, redactor: Redactor, drop_binary: bool) -> FileOutcome:
+def _redacted_rel(rel: PurePosixPath, redactor: Redactor) -> PurePosixPath:
+    """The member's path with every secret in its names replaced (`<redacted:hf-token:1>.txt`)."""
+    parts = [redactor.redact(part, file="(file names)").replace("/", "_") for part in rel.parts]
+    return PurePosixPath(*parts)
+
+
+def _write(item: BundleFile, tree: SafeTree, redactor: Redactor, drop_binary: bool) -> FileOutcome:
     if item.rel is None:
         return FileOutcome(
-            item.source.name, "skipped-unsafe-path", note="absolute or `..` member name: not written"
+            redactor.redact(item.source.name, file="(file names)"),
+            "skipped-unsafe-path",
+            note="absolute or `..` member name: not written",
         )
-    name = item.rel.as_posix()
+    rel = _redacted_rel(item.rel, redactor)
+    name = rel.as_posix()
     if name == REPORT_NAME:
         return FileOutcome(
             name, "superseded", note="the input's own redaction report is replaced by this run's"
         )
-    dest = out_root / item.rel
+    if item.kind == "archive":
+        # Members of a zip or tar cannot be redacted where they stand, and a copy would carry
+        # them in clear (deflated, where no scan reads them): the archive stays out, named here.
+        return FileOutcome(
+            name,
+            "archive-left-out",
+            note="an archive inside the bundle: not copied; unpack it into the bundle and redact again",
+        )
     if item.kind == "binary" and drop_binary:
         return FileOutcome(name, "binary-dropped", note="binary: not copied (--drop-binary)")
-    dest.parent.mkdir(parents=True, exist_ok=True)
     if item.kind != "text":
-        _copy_as_is(item, dest)
+        _copy_as_is(item, tree, rel)
         if item.kind == "binary":
             return FileOutcome(
                 name, "binary-copied", note="binary: copied without redaction; review it before sharing"
             )
         return FileOutcome(name, "empty")
     before = Counter({(cat, kind): n for (f, cat, kind), n in redactor.counts.items() if f == name})
-    with item.source.open() as stream, _open_output(dest, item.gzipped) as sink:
+    with item.source.open() as stream, _open_output(tree, rel, item.gzipped) as sink:
         for block, first_line in iter_blocks(stream, item.encoding or "utf-8"):
             sink.write(redactor.redact(block, name, first_line).encode("utf-8"))
     after = Counter({(cat, kind): n for (f, cat, kind), n in redactor.counts.items() if f == name})
@@ -164,21 +190,26 @@ def _write(item: BundleFile, out_root: Path, redactor: Redactor, drop_binary: bo
     note = (
         "" if (item.encoding or "utf-8").startswith("utf-8") else f"re-encoded from {item.encoding} to UTF-8"
     )
-    status = "redacted" if secrets or masked else "unchanged"
+    status = "redacted" if secrets or masked or rel != item.rel else "unchanged"
     return FileOutcome(name, status, secrets, masked, note)
 
 
-def _open_output(dest: Path, gzipped: bool) -> BinaryIO:
-    if gzipped:
+@contextlib.contextmanager
+def _open_output(tree: SafeTree, rel: PurePosixPath, gzipped: bool) -> Iterator[BinaryIO]:
+    with tree.open_write(rel) as raw:
+        if not gzipped:
+            yield raw
+            return
         # mtime=0: the same input gives the same bytes, so two redactions can be compared.
-        return gzip.GzipFile(filename=str(dest), mode="wb", mtime=0)  # type: ignore[return-value]
-    return open(dest, "wb")  # noqa: SIM115 - closed by the caller's with
+        with gzip.GzipFile(filename=rel.name, mode="wb", fileobj=raw, mtime=0) as sink:
+            yield sink  # type: ignore[misc]
 
 
-def _copy_as_is(item: BundleFile, dest: Path) -> None:
+def _copy_as_is(item: BundleFile, tree: SafeTree, rel: PurePosixPath) -> None:
     if item.original is not None:
-        shutil.copyfile(item.original, dest)  # the bytes on disk, compression included
+        with open(item.original, "rb") as source, tree.open_write(rel) as sink:
+            shutil.copyfileobj(source, sink)  # the bytes on disk, compression included
         return
     data = item.source.read_bytes()
-    with _open_output(dest, item.gzipped) as sink:
+    with _open_output(tree, rel, item.gzipped) as sink:
         sink.write(data)

@@ -35,6 +35,7 @@ _SECRET_KEYS = {
     "multiline",
     "leak",
     "hints",
+    "prefixes",
     "description",
     "must_match",
     "must_not_match",
@@ -71,6 +72,11 @@ class SecretRule:
     # (a plain substring search is ~50x faster than the pattern over a whole log). Name-gated
     # rules get the words of [secret_names] when they give none.
     hints: tuple[str, ...] = ()
+    # Literal starts of a token of this shape (`hf_`): for base64-encoded and line-wrapped tokens.
+    prefixes: tuple[str, ...] = ()
+    # The hints are words of a name (names.toml): a line holds one only where it stands as a word
+    # of a name the way NamePolicy splits names (`tokens/s` and `tokenizer` hold none).
+    whole_words: bool = False
     description: str = ""
     must_match: list[str] = field(default_factory=list)
     must_not_match: list[str] = field(default_factory=list)
@@ -127,9 +133,8 @@ class NamePolicy:
         return _secret_kind(self, name)
 
     def hint_words(self) -> tuple[str, ...]:
-        """Substrings every secret name contains (lower-case), none inside another."""
-        words = {w for w, _ in self.words} | set(self.compounds)
-        return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+        """The words one of which every secret name holds (lower-case), compounds included."""
+        return tuple(sorted({w for w, _ in self.words} | set(self.compounds)))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -162,10 +167,45 @@ class RedactRules:
 
     def is_trivial(self, value: str) -> bool:
         """A value that is never a secret (empty, a flag value, a placeholder, a reference, a path)."""
-        return bool(self.trivial.fullmatch(value.strip()))
+        value = value.strip()
+        return bool(self.trivial.fullmatch(value)) or looks_like_path(value)
 
     def secret_rule(self, rule_id: str) -> SecretRule | None:
         return next((r for r in self.secrets if r.id == rule_id), None)
+
+
+_PATH = regex.compile(r"(?:~|\.{1,2})?(?:/[A-Za-z0-9_.@+-]+)+/?")
+_UPPER = regex.compile(r"[A-Z]")
+_LOWER = regex.compile(r"[a-z]")
+_DIGIT = regex.compile(r"[0-9]")
+
+
+_WORD_SEPARATORS = regex.compile(r"[-_.@+]")
+
+
+def _random_looking(segment: str) -> bool:
+    # A path segment people write is made of words, versions and short hashes (`Qwen3-8B-Instruct`);
+    # a run of a dozen characters mixing upper case, lower case and digits (or of 24+ characters)
+    # is a key that happens to start with `/`.
+    for part in _WORD_SEPARATORS.split(segment):
+        if len(part) >= 24:
+            return True
+        classes = bool(_UPPER.search(part)) + bool(_LOWER.search(part)) + bool(_DIGIT.search(part))
+        if len(part) >= 12 and classes == 3:
+            return True
+    return False
+
+
+def looks_like_path(value: str) -> bool:
+    """`/run/secrets/hf_token`, `~/.cache/hf`, `./token.txt`: where a secret lives. A single segment
+    (`/x8JqR2…`) or a random-looking one is not a path but a value that starts with a slash; a
+    secret-named key's value is at stake here, so the doubt goes to redaction."""
+    if not _PATH.fullmatch(value):
+        return False
+    segments = [s for s in value.split("/") if s not in ("", "~", ".", "..")]
+    if len(segments) < 2 and not value.startswith(("~/", "./", "../")):
+        return False
+    return bool(segments) and not any(_random_looking(s) for s in segments)
 
 
 def _fail(file: str, rule_id: str | None, message: str) -> RuleError:
@@ -223,6 +263,7 @@ def _secret_from_table(table: dict, file: str) -> SecretRule:
         multiline=bool(table.get("multiline", False)),
         leak=bool(table.get("leak", True)),
         hints=tuple(h.lower() for h in _strings(table, "hints", file, rule_id)),
+        prefixes=tuple(_strings(table, "prefixes", file, rule_id)),
         description=str(table.get("description", "")),
         must_match=_strings(table, "must_match", file, rule_id),
         must_not_match=_strings(table, "must_not_match", file, rule_id),
@@ -325,6 +366,10 @@ def load(extra_dirs: Iterable[str] = (), include_builtin: bool = True) -> Redact
     for rule in secrets.values():
         if rule.gate == "name" and not rule.hints:
             rule.hints = names.hint_words()
+            rule.whole_words = True
+        elif rule.prefixes and not rule.hints and not rule.multiline:
+            # Every match starts with a prefix: only lines holding one are searched.
+            rule.hints = tuple(sorted({p.lower() for p in rule.prefixes}))
     ordered_secrets = sorted(secrets.values(), key=lambda r: -r.priority)
     ordered_masks = sorted(masks.values(), key=lambda r: -r.priority)
     return RedactRules(

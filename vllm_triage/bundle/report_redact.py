@@ -10,8 +10,8 @@ also replaced where it stands bare in a command or an error line, with the same 
 
 from __future__ import annotations
 
-import html
 from collections import Counter
+from html.parser import HTMLParser
 from typing import Any
 
 from vllm_triage.bundle.leakscan import Leak, LeakScanner
@@ -84,14 +84,104 @@ def _strings(value: Any, path: str = "") -> list[tuple[str, str]]:
     return []
 
 
+# Elements that end a line of the page as rendered: their text never runs into the next one's.
+_BLOCK_TAGS = frozenset(
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "br",
+        "dd",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "title",
+        "tr",
+        "ul",
+        "script",
+        "style",
+    ]
+)
+
+
+class _PageText(HTMLParser):
+    """The text of a page as a reader gets it: tags gone, entities decoded, one line per block.
+    Attribute values (a title, a link) and comments are shared with the page too: each is a line
+    of its own."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = [value for _name, value in attrs if value]
+        if values:
+            self.parts.append("\n" + "\n".join(values) + "\n")
+        if tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+    # Not shown by a browser, but in the file that is shared: comments and declarations are read.
+    def handle_comment(self, data: str) -> None:
+        self.parts.append("\n" + data + "\n")
+
+    def unknown_decl(self, data: str) -> None:
+        self.parts.append("\n" + data + "\n")
+
+
+def html_text(page: str) -> str:
+    """The rendered text of an HTML page (standard library html.parser)."""
+    parser = _PageText()
+    parser.feed(page)
+    parser.close()
+    return "".join(parser.parts)
+
+
 def leak_scan(report: dict[str, Any], text: str, fmt: str, redactor: Redactor) -> list[Leak]:
-    """Every string of the redacted data, then the rendered output as a reader sees it (HTML
-    entities decoded: `&lt;redacted:…&gt;` is a placeholder, not a value). JSON is the data itself,
-    whose escapes (`\\n` after a placeholder) would only confuse a scan of the serialised text."""
+    """Every string of the redacted data, then the rendered output as a reader sees it: for HTML
+    the page's text, tags stripped and entities decoded (`HF_TOKEN=&lt;redacted:…&gt;</pre>` is a
+    placeholder at the end of a block, not a value running into `</pre>`). JSON is the data
+    itself, whose escapes (`\\n` after a placeholder) would only confuse a scan of the serialised
+    text."""
     scanner = LeakScanner(known=redactor.known_secrets())
     leaks = [leak for path, value in _strings(report) for leak in scanner.scan_text(value, path)]
     if fmt == "html":
-        leaks += scanner.scan_text(html.unescape(text), "report.html")
+        leaks += scanner.scan_text(html_text(text), "report.html")
     elif fmt == "md":
         leaks += scanner.scan_text(text, "report.md")
     return leaks

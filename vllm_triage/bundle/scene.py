@@ -94,7 +94,7 @@ def collect(request: Request, host: Host | None = None) -> CollectResult:
     result = collector.result
     result.run = run
     text = manifest.dumps(run, result.files, [s.to_manifest() for s in result.steps], header=HEADER)
-    (root / manifest.MANIFEST_NAME).write_text(text, encoding="utf-8")
+    collector.write_text(manifest.MANIFEST_NAME, text)
     return result
 
 

@@ -8,7 +8,8 @@ import click
 
 EPILOG = (
     "Exit codes: 0 bundle written (failed, missing and timed-out steps are recorded in bundle.toml, "
-    "not errors); 2 usage error or unusable --out."
+    "not errors); 2 usage error or unusable --out; 4 an --out whose tree holds a symlink (nothing is "
+    "written)."
 )
 
 

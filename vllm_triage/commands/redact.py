@@ -9,7 +9,8 @@ import click
 
 EPILOG = (
     "Exit codes: 0 written and the leak scan is clean; 1 written but the leak scan still finds "
-    "something secret-looking (do not share it); 2 usage error or unusable --out; 4 bad input."
+    "something secret-looking (do not share it); 2 usage error or unusable --out; 4 bad input, or an "
+    "--out whose tree holds a symlink (nothing is written)."
 )
 
 

@@ -28,7 +28,13 @@ def render_redaction_text(report: dict) -> str:
     if summary["masks"]:
         lines.append(f"  {summary['masks']} value(s) masked: " + _kinds(summary, "mask"))
     for entry in files:
-        if entry["status"] in ("binary-copied", "binary-dropped", "skipped-unsafe-path", "superseded"):
+        if entry["status"] in (
+            "binary-copied",
+            "binary-dropped",
+            "archive-left-out",
+            "skipped-unsafe-path",
+            "superseded",
+        ):
             lines.append(f"  {entry['path']}: {entry.get('note', entry['status'])}")
     leak_scan = report["leak_scan"]
     if leak_scan["status"] == "pass":
