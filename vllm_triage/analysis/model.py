@@ -86,6 +86,7 @@ class ErrorBlock:
     explain: str
     advice: str
     kind: str  # root | consequence_only | warning | hang
+    rows: list[Row] = field(default_factory=list)  # the block's parsed rows, for display
 
     def to_json(self) -> dict[str, Any]:
         return {

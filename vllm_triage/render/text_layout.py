@@ -1,0 +1,69 @@
+"""Laying text out for a terminal: wrapping to a width with a hanging indent, keeping a line's own
+leading whitespace (traceback indentation), and eliding the long install prefix of Python paths.
+
+Why not textwrap alone: it counts characters, not terminal columns (a CJK character takes two),
+and it would drop the indentation that makes a traceback readable.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+DEFAULT_WIDTH = 80
+MIN_WIDTH = 40
+# `/usr/local/lib/python3.12/dist-packages/vllm/…` → `…/vllm/…`: the install prefix is the same on
+# every frame and says nothing about the failure (-v shows it).
+_SITE = re.compile(r"""(?<=["'\s(])/[^"'\s]*?/(?:site|dist)-packages/""")
+
+
+def columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def elide_paths(text: str) -> str:
+    return _SITE.sub("…/", " " + text)[1:]
+
+
+def _cut(text: str, room: int) -> tuple[str, str]:
+    """Split `text` at the last space that leaves the head within `room` columns (or hard)."""
+    used, last_space, cut = 0, -1, len(text)
+    for i, ch in enumerate(text):
+        used += 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        if used > room:
+            cut = i
+            break
+        if ch == " ":
+            last_space = i
+    else:
+        return text, ""
+    if last_space > room // 3:
+        return text[:last_space], text[last_space + 1 :]
+    return text[:cut], text[cut:]
+
+
+def wrap(text: str, width: int, indent: str = "", hang: str = "  ") -> list[str]:
+    """`text` on lines of at most `width` columns: the first after `indent`, the rest after
+    `indent + hang`. The text's own leading whitespace is kept on its first line."""
+    text = ANSI.sub("", text).replace("\t", "    ").rstrip()
+    body = text.lstrip(" ")
+    first_indent = indent + " " * (len(text) - len(body))
+    rest_indent = first_indent + hang
+    out: list[str] = []
+    prefix = first_indent
+    while True:
+        room = max(width - columns(prefix), 10)
+        head, body = _cut(body, room)
+        out.append(prefix + head.rstrip())
+        body = body.lstrip(" ")
+        if not body:
+            return out
+        prefix = rest_indent
+
+
+def wrap_all(texts: list[str], width: int, indent: str = "", hang: str = "  ") -> list[str]:
+    out: list[str] = []
+    for text in texts:
+        out.extend(wrap(text, width, indent, hang))
+    return out
