@@ -226,6 +226,8 @@ def run_section(trial: Trial, number: int, spoiled: set[str]) -> dict[str, Any]:
         "phase": triage.get("phase", "unknown") if trial.triage else "unknown",
         "phase_reason": triage.get("phase_reason", "no vLLM log in the bundle"),
         "ready": bool(triage.get("ready")),
+        # Requests the server answered (access log) or received (request log): "ready, served N".
+        "requests": trial.run.signals.requests if trial.triage else None,
         "failed": triage.get("first_error") is not None,
         "milestones": milestones,
         "last_milestone": triage.get("last_milestone"),
