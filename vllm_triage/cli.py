@@ -80,12 +80,19 @@ rules_option = click.option(
 )
 
 
+def _complete_sample(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+    from vllm_triage.resources import samples
+
+    return [name for name in samples() if name.startswith(incomplete)]
+
+
 sample_option = click.option(
     "--sample",
     is_flag=False,
     flag_value="",
     default=None,
     metavar="NAME",
+    shell_complete=_complete_sample,
     help="Use a sample bundle shipped with the tool; `--sample` alone lists them.",
 )
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 EPILOG = (
@@ -64,7 +62,9 @@ def command(
     request = Request(out, container, pod, namespace, runtime, timeout, list(launch), label, force)
     result = _run(lambda: collect(request))
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        from vllm_triage.commands.output import emit_json
+
+        emit_json(result.to_json())
         return
     from vllm_triage.render.collect_text import render_collect_text
 
