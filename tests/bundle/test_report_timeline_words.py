@@ -87,7 +87,7 @@ def test_a_phase_with_no_milestone_reached_is_not_shown_passed(all_bands) -> Non
 
 def test_ready_with_no_request_is_not_called_served(all_bands) -> None:
     assert lane(_run("t", requests=0), 0, all_bands)["status"] == "ready, no request"
-    assert lane(_run("t", requests=12), 0, all_bands)["status"] == "ready, served 12"
+    assert lane(_run("t", requests=12), 0, all_bands)["status"] == "ready, served 12 requests"
 
 
 def test_the_html_says_no_request_for_a_run_that_served_none(tmp_path: Path) -> None:
@@ -99,3 +99,25 @@ def test_the_html_says_no_request_for_a_run_that_served_none(tmp_path: Path) -> 
     assert "ready, served</span>" not in html
     lane_status = re.findall(r'class="lane-status"[^>]*>([^<]*)<', html)
     assert lane_status and all("served" not in s or re.search(r"served \d", s) for s in lane_status)
+
+
+def test_each_run_card_reads_like_the_triage(tmp_path: Path) -> None:
+    """The verdict in words, the fix under it, findings most severe first, the block's prefix once."""
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    target = tmp_path / "r.html"
+    bundle = str(samples / "driver-too-old-cu130")
+    assert CliRunner().invoke(cli, ["report", "--format", "html", "-o", str(target), bundle]).exit_code == 0
+    page = target.read_text()
+    card = page[page.index('<section class="card') :]
+    assert card.index('class="verdict"><strong>failed in cuda_init: the image/wheel was built') < card.index(
+        'class="fix"><strong>Fix:</strong> Match driver and build'
+    )
+    severities = re.findall(r'class="sev-(error|warning|info)"', card)
+    rank = {"error": 0, "warning": 1, "info": 2}
+    assert severities and [rank[s] for s in severities] == sorted(rank[s] for s in severities)
+    kv = tmp_path / "kv.html"
+    kv_bundle = str(samples / "kv-cache-too-small")
+    assert CliRunner().invoke(cli, ["report", "--format", "html", "-o", str(kv), kv_bundle]).exit_code == 0
+    block = re.search(r'<pre class="error">(.*?)</pre>', kv.read_text(), re.S).group(1)
+    assert block.count("EngineCore_DP0 pid=263 ERROR") == 1
+    assert "(EngineCore_DP0 pid=263) ERROR" not in block

@@ -139,11 +139,14 @@ def _error_x(band: Band, reached: set[str]) -> float:
 
 
 def _served(run: dict[str, Any]) -> str:
-    """What a run that never failed did: `ready, served 12 requests`, `ready, no request`."""
+    """What a run that never failed did: `ready, served 12 requests`, `ready, no request` (the
+    status line is cut to the label column if it must be)."""
     requests = run.get("requests")
     if requests is None:
         return "ready"
-    return f"ready, served {requests}" if requests else "ready, no request"
+    if not requests:
+        return "ready, no request"
+    return f"ready, served {requests} request{'' if requests == 1 else 's'}"
 
 
 def _place_label(end_x: float, texts: list[tuple[str, float, bool]]) -> tuple[str, float, list[str]]:
