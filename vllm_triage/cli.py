@@ -18,6 +18,7 @@ import click
 from vllm_triage import __version__
 from vllm_triage.commands.output import (
     add_quiet_everywhere,
+    add_width,
     emit_json,
     note,
     text_width,
@@ -238,6 +239,12 @@ def _register_command_modules() -> None:
 
 _register_command_modules()
 add_quiet_everywhere(cli)
+for _name in (
+    "diff",
+    "series",
+):  # text wrapped to the width like triage (check prints commands to copy: not wrapped)
+    if _name in cli.commands:
+        add_width(cli.commands[_name])
 
 
 def main() -> None:

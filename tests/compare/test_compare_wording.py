@@ -61,3 +61,37 @@ def test_series_does_not_say_a_trial_brought_in_a_default(tmp_path: Path) -> Non
     t2b = asked.but(label="t2", failure=None, requests=1, running=(1,))
     result = series_paths([str(write_bundle(tmp_path / "b", t)) for t in (asked, t2b)]).to_json()
     assert result["order"]["breaks"][0]["message"].startswith("T1 brought in --enable-prefix-caching")
+
+
+def test_diff_text_fits_the_width_and_continues_under_the_value_column(tmp_path: Path) -> None:
+    a = BASE.but(label="a-run-with-a-long-name-on-node-17", args={"port": 8000})
+    b = BASE.but(
+        label="b-run-with-a-long-name-on-node-18",
+        args={"max_model_len": 16384, "port": 8000, "gpu_memory_utilization": 0.95},
+        model="meta-llama/Llama-3.1-70B-Instruct-with-a-long-repository-name",
+    )
+    runs = [str(write_bundle(tmp_path, t)) for t in (a, b)]
+    for extra, width in (([], 80), (["--width", "100"], 100)):
+        out = CliRunner().invoke(cli, ["diff", *runs, *extra]).stdout
+        assert max(len(line) for line in out.splitlines()) <= width
+    lines = CliRunner().invoke(cli, ["diff", *runs]).stdout.splitlines()
+    model = next(i for i, line in enumerate(lines) if line.lstrip().startswith("--model "))
+    value_column = lines[model].index("Qwen/")
+    assert lines[model + 1][:value_column].strip() == ""  # the continuation starts under the value
+
+
+def test_the_served_name_moves_with_the_model_not_with_another_argument(tmp_path: Path) -> None:
+    a = BASE.but(label="a")
+    b = BASE.but(
+        label="b",
+        model="meta-llama/Llama-3.1-8B-Instruct",
+        args={"max_model_len": 8192, "port": 8000, "seed": 7},
+    )
+    result = diff_paths(str(write_bundle(tmp_path, a)), str(write_bundle(tmp_path, b))).to_json()
+    by_id = {c["id"]: c for c in result["changes"]}
+    moved = {d["name"] for d in by_id["arg.model"]["derived"]}
+    assert {"engine.served_model_name", "engine.tokenizer", "engine.model"} <= moved
+    assert not {d["name"] for d in by_id["arg.seed"]["derived"]} & {
+        "engine.served_model_name",
+        "engine.tokenizer",
+    }

@@ -18,10 +18,12 @@ from vllm_triage import __version__
 from vllm_triage.render.text_layout import DEFAULT_WIDTH, MIN_WIDTH
 
 _QUIET = {"on": False}
+_WIDTH: dict[str, int | None] = {"given": None}  # --width of a command that does not take it as a parameter
 
 
-def text_width(given: int | None) -> int:
+def text_width(given: int | None = None) -> int:
     """`--width` if given; else the terminal's width on a terminal; else 80 (a pipe, a file)."""
+    given = given or _WIDTH["given"]
     if given:
         return max(given, MIN_WIDTH)
     if sys.stdout.isatty():
@@ -97,3 +99,27 @@ def add_quiet_everywhere(group: click.Group) -> None:
         names = {name for param in command.params for name in getattr(param, "opts", [])}
         if "--quiet" not in names and "-q" not in names:
             command.params.append(quiet_option())
+
+
+def _set_width(ctx: click.Context, _param: click.Parameter, value: int | None) -> None:
+    if value is None:
+        return
+    _WIDTH["given"] = value
+    ctx.call_on_close(lambda: _WIDTH.update(given=None))
+
+
+def add_width(command: click.Command) -> None:
+    """Give a text-printing command `--width N` without changing its signature (its renderer asks
+    text_width()); a command that has its own keeps it."""
+    if any("--width" in getattr(p, "opts", []) for p in command.params):
+        return
+    command.params.append(
+        click.Option(
+            ["--width"],
+            type=click.IntRange(min=MIN_WIDTH),
+            default=None,
+            expose_value=False,
+            callback=_set_width,
+            help="Wrap text to N columns (default: the terminal's width; 80 when piped).",
+        )
+    )

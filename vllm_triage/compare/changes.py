@@ -326,14 +326,15 @@ def _screen(
     return kept
 
 
-# The engine banner names some settings differently from the argument that sets them.
-_ENGINE_NAME_OF_ARG = {"max_seq_len": "max_model_len"}
+# The engine banner names some settings differently from the argument that sets them; the served
+# name and the tokenizer default to the model.
+_ARGS_SETTING = {"max_seq_len": ("max_model_len",), "served_model_name": ("model",), "tokenizer": ("model",)}
 
 
 def _sets(change: Change, name: str) -> bool:
     """Whether `change` is the knob that sets fact `name` (engine.X ← arg.X)."""
     suffix = name.split(".", 1)[-1]
-    return change.id.split(".", 1)[-1] in (suffix, _ENGINE_NAME_OF_ARG.get(suffix))
+    return change.id.split(".", 1)[-1] in (suffix, *_ARGS_SETTING.get(suffix, ()))
 
 
 def _explained_by(name: str, group: KnobGroup, changes: list[Change]) -> Change:

@@ -67,3 +67,27 @@ def wrap_all(texts: list[str], width: int, indent: str = "", hang: str = "  ") -
     for text in texts:
         out.extend(wrap(text, width, indent, hang))
     return out
+
+
+_VALUE_COLUMN = re.compile(r"^ *\S[^ ]*(?: [^ ]+)*? {2,}(?=\S)")
+
+
+def rewrap(text: str, width: int) -> str:
+    """Every line of a rendered text within `width` columns: a longer line is wrapped under its
+    own indentation (+4, or +2 after a `- ` bullet). A line that fits is left as it is (colour
+    included); a wrapped one loses its colour codes rather than have them split."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        plain = ANSI.sub("", line)
+        if columns(plain) <= width:
+            out.append(line)
+            continue
+        body = plain.lstrip(" ")
+        indent = " " * (len(plain) - len(body))
+        hang = "  " if body.startswith(("- ", "→ ", "* ")) else "    "
+        # A table row (`label    value …`): continue under the value column, if it is not far right.
+        column = _VALUE_COLUMN.match(plain)
+        if column and len(column.group(0)) <= width // 2:
+            hang = " " * (len(column.group(0)) - len(indent))
+        out.extend(wrap(body, width, indent, hang))
+    return "\n".join(out)
