@@ -23,10 +23,20 @@ def _lower_first(text: str) -> str:
     return text
 
 
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "vs", "cf", "approx")
+
+
 def first_sentence(text: str) -> str:
-    """Up to the first `. ` (a headline is one sentence; the rest is shown under the error)."""
-    head, sep, _rest = text.partition(". ")
-    return head if sep else text.rstrip(".")
+    """Up to the first full stop that ends a sentence (a headline is one sentence; the rest is
+    shown under the error): not the one of `e.g.`, nor one inside brackets."""
+    start = 0
+    while (cut := text.find(". ", start)) != -1:
+        head = text[:cut]
+        closed = head.count("(") == head.count(")") and head.count("[") == head.count("]")
+        if closed and not head.lower().endswith(_ABBREVIATIONS):
+            return head
+        start = cut + 2
+    return text.rstrip(".")
 
 
 def _count(n: int, word: str) -> str:
@@ -84,9 +94,16 @@ def decisive_fix(data: dict[str, Any]) -> str | None:
     known = data.get("known_issue")
     if known and known.get("workaround"):
         return known["workaround"]
-    for finding in sorted_findings(data, keep_root=True):
-        if finding.get("advice") and (fe or finding.get("severity") == "error"):
+    # Else an error finding's advice (the environment contradicts itself), else the method's next
+    # step for the phase; never a warning's: pinning a revision does not fix a crash.
+    findings = sorted_findings(data, keep_root=True)
+    for finding in findings:
+        if finding.get("advice") and finding.get("severity") == "error":
             return finding["advice"]
+    if fe:
+        for finding in findings:
+            if finding.get("advice") and finding.get("id") == "next-step":
+                return finding["advice"]
     return None
 
 
