@@ -9,10 +9,10 @@ import re
 from typing import Any
 
 from vllm_triage.render.templates import render
+from vllm_triage.render.text_layout import ANSI
 from vllm_triage.render.timeline import PHASE_LABELS, timeline
 
 _BACKTICKS = re.compile(r"`+")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def fence(text: str | None) -> str:
@@ -39,7 +39,7 @@ def md(text: Any) -> str:
 
 def plain(text: Any) -> str:
     """Terminal colour codes out of pasted text (they are noise in an issue or a page)."""
-    return _ANSI.sub("", str(text))
+    return ANSI.sub("", str(text))
 
 
 def helpers() -> dict[str, Any]:
