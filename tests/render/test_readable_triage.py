@@ -122,3 +122,16 @@ def test_markdown_items_do_not_run_into_one_paragraph() -> None:
     # The same order as the text: verdict, fix, then the first error, then findings.
     assert md.index("failed in engine_reserve") < md.index("**Fix:**") < md.index("**First error**")
     assert md.index("**First error**") < md.index("**Findings:**")
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.iterdir() if p.is_dir()))
+def test_fingerprint_text_fits_and_says_the_folder_once(sample: str) -> None:
+    out = invoke("fingerprint", str(SAMPLES / sample)).stdout
+    lines = out.splitlines()
+    assert max(columns(line) for line in lines) <= 80
+    assert lines[0].startswith(("findings (", "no findings"))
+    assert f"inputs in {SAMPLES / sample}/" in out
+    inputs = [line for line in lines if line.startswith("input  ")]
+    assert inputs and not any(str(SAMPLES) in line for line in inputs)  # said once, then relative
+    host = lines[lines.index("host") + 1 : lines.index("host") + 4] if "host" in lines else []
+    assert not any(str(SAMPLES) in line for line in host)

@@ -4,6 +4,7 @@ each with the file:line it was read at, then what could not be read, then the fi
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import click
@@ -48,11 +49,26 @@ def _show(value: Any, room: int = VALUE_WIDTH) -> str:
     return text if len(text) <= room else text[: room - 1] + "…"
 
 
-def _where(source: dict[str, Any]) -> str:
-    return f"{source['file']}:{source['line']}" if source.get("line") else str(source["file"])
+def _where(source: dict[str, Any], root: str = "") -> str:
+    """`file:line`, relative to the folder every input sits in (said once, above the values)."""
+    file = str(source["file"])
+    if root and file.startswith(root):
+        file = file[len(root) :]
+    return f"{file}:{source['line']}" if source.get("line") else file
+
+
+def _common_root(inputs: list[dict[str, Any]]) -> str:
+    """`samples/kv-cache-too-small/` when every input is under it, else ''."""
+    paths = [str(entry["path"]) for entry in inputs if entry.get("path")]
+    if len(paths) < 2 or any(p.startswith("<") for p in paths):
+        return ""
+    root = os.path.commonpath(paths)
+    return root.rstrip("/") + "/" if root and root not in paths else ""
 
 
 def _findings(data: dict[str, Any], width: int, style: Any) -> list[str]:
+    """Findings first, most severe first; their evidence with full paths (the common folder is
+    said only further down, above the values)."""
     out: list[str] = []
     found = sorted(data["findings"], key=lambda f: SEVERITY_ORDER.get(f["severity"], 3))
     if not found:
@@ -91,11 +107,14 @@ def render_fingerprint_text(
     def style(text: str, **kw: Any) -> str:
         return click.style(text, **kw) if colour else text
 
+    root = _common_root(inputs)
     out: list[str] = _findings(data, width, style)
     out.append("")
+    if root:
+        out.extend(wrap(f"inputs in {root} (paths below are relative to it)", width, "", "  "))
     for entry in inputs:
         detail = ", ".join(str(x) for x in (entry.get("role"), entry.get("scope"), entry.get("kind")) if x)
-        out.extend(wrap(f"input  {entry['path']}  ({detail})", width, "", "       "))
+        out.extend(wrap(f"input  {_where({'file': entry['path']}, root)}  ({detail})", width, "", "       "))
     grouped: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
     for part in ("knobs", "facts"):
         for name, item in data[part].items():
@@ -111,7 +130,7 @@ def render_fingerprint_text(
         name_width = min(max(len(name) for name, _, _ in rows), 34) if rows else 0
         for name, kind, item in sorted(rows):
             marker = "*" if kind == "knob" else " "
-            where = _where(item["source"])
+            where = _where(item["source"], root)
             room = max(width - name_width - len(where) - 7, 12)
             value = _show(item["value"], room)
             line = f" {marker}{name:<{name_width}}  {value:<{room}}  {where}"
