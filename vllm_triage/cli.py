@@ -7,6 +7,7 @@ Exit codes: 0 ok · 1 check: bundle incomplete / rules check failed · 2 usage e
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -48,8 +49,11 @@ def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
         click.echo("vllm-triage: interrupted", err=True)
         sys.exit(130)
     except BrokenPipeError:
-        # `vllm-triage … | head`: the reader has what it wanted; not an error worth a line.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # `vllm-triage … | head`: the reader has what it wanted; not an error worth a line. Point
+        # stdout at /dev/null so the interpreter's final flush does not raise again.
+        # (A test runner's buffer has no file descriptor: then there is nothing left to flush.)
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
     except Exception as exc:  # a bug: one line, the traceback only on request
         if os.environ.get("VLLM_TRIAGE_DEBUG"):
