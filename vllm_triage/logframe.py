@@ -9,57 +9,18 @@ Every step is a vectorised polars expression (Rust regex, linear time). Prefixes
 the order they are applied by the transports: JSON-lines envelope → ANSI colour → compose /
 kubectl / RFC 3339 / CRI / journald prefixes → terminal-UI box → vLLM process prefixes (stacked,
 innermost kept) → tqdm `\\r` redraws → torch `[rankN]:` → logger prefix (vLLM, uvicorn, torch
-c10d, ISO-dated Python logging).
+c10d, ISO-dated Python logging). The patterns are the one grammar of `vllm_triage.ingest.prefixes`
+(which reads single lines the same way); a record of vLLM's own JSON logging fills the same
+columns from its LogRecord fields.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO
 
 import polars as pl
 
-ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
-
-# journald: `Sep 22 23:46:41 host vllm[361682]: ` (the month may be localized).
-_JOURNALD = r"^(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?) \S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
-# `journalctl -o short-iso[-precise]` starts with `2025-10-02T14:03:11+0300` (an offset without a
-# colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
-_JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
-_JOURNALD_HOST_IDENT = r"^\S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
-# Transport prefixes, all optional, matched once at the start of the line (journald separately).
-_TRANSPORT = (
-    r"^(?:>\s?)?"
-    r"(?:\[(?P<tag>[A-Za-z][\w.-]*)\]: )?"  # a log shipper's source tag: `[vllm]: `
-    r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"
-    r"(?:\[pod/[^\]\s]+\]\s)?"
-    r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"
-    r"(?:(?:stdout|stderr) [FP] )?"
-    r"(?P<rest>.*)$"
-)
-_BOX = r"^\s*[│┃║]\s?(?P<inner>.*?)\s*[│┃║]?\s*$"
-_PROCESS = (
-    r"^\((?:(?P<proc>[A-Za-z_][\w .=:-]*?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^)\s]+))?\)"
-    r"(?: \[repeated \d+x across cluster\])?\s?(?P<rest>.*)$"
-)
-_RANK = r"^\[rank(?P<rank>\d+)\]:\s?(?P<rest>.*)$"
-_VLLM = (
-    r"^(?:\S+ )?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<date>\d\d-\d\d|\d{4}-\d\d-\d\d) "
-    r"(?P<time>\d\d:\d\d:\d\d(?:\.\d+)?) \[?(?P<src>[^\s\]]+?:\d+)\] ?(?P<msg>.*)$"
-)
-_UVICORN = r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+(?P<msg>.*)$"
-# torch c10d / glog: severity letter, then `MMDD hh:mm:ss.ffffff` (the month unpadded in c10d:
-# `E808` is August 8th); older torch prints no date at all.
-_C10D = r"^\[(?P<sev>[IWEF])(?:(?P<md>\d{3,4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?)? (?P<src>[\w.]+:\d+)\] ?(?P<msg>.*)$"
-_GLOG = (
-    r"^(?P<sev>[IWEF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\d+ (?P<src>\S+:\d+)\] ?(?P<msg>.*)$"
-)
-_ISO = (
-    r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?(?:[\w.]+\s+-\s+)?"
-    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\s+(?:-\s+)?(?:(?P<src>[\w./-]+:\d+)\s+(?:--\s+)?)?(?P<msg>.*)$"
-)
-_ENVELOPE_TIME_PATHS = ("$.time", "$.timestamp", "$['@timestamp']", "$.ts")
-_RAY_REPEAT = r"\s*\[repeated \d+x across cluster\]\s*$"
+from vllm_triage.ingest import prefixes as g
 
 SCHEMA = {
     "file": pl.String,
@@ -86,25 +47,10 @@ def parse_lines(
         frame = frame.with_columns(line=first_line.cast(pl.Int64))
     else:
         frame = frame.with_columns(line=pl.int_range(first_line, first_line + frame.height, dtype=pl.Int64))
-    text = pl.col("raw")
-    envelope_ts = pl.lit(None, dtype=pl.String)
-    if json_lines:
-        is_json = text.str.starts_with("{")
-        body = pl.coalesce(
-            text.str.json_path_match("$.log"),
-            text.str.json_path_match("$.message"),
-            text.str.json_path_match("$.msg"),
-        )
-        text = pl.when(is_json & body.is_not_null()).then(body.str.strip_chars_end("\r\n")).otherwise(text)
-        # docker json-file: time; Vector / Fluent Bit / Loki exports: timestamp, @timestamp, ts.
-        raw = pl.col("raw")
-        envelope_ts = pl.when(is_json).then(
-            pl.coalesce(*(raw.str.json_path_match(path) for path in _ENVELOPE_TIME_PATHS))
-        )
-    frame = frame.with_columns(_t=text, _envelope_ts=envelope_ts)
+    frame = _unwrap_json(frame, json_lines)
     t = pl.col("_t")
     frame = frame.with_columns(
-        _t=pl.when(t.str.contains("\x1b", literal=True)).then(t.str.replace_all(ANSI, "")).otherwise(t)
+        _t=pl.when(t.str.contains("\x1b", literal=True)).then(t.str.replace_all(g.ANSI, "")).otherwise(t)
     )
     frame = _strip_transport(frame)
     frame = _strip_box(frame)
@@ -114,32 +60,81 @@ def parse_lines(
     # its prefix only after a `\n`), so they are taken off before the redraws are collapsed.
     frame = frame.with_columns(
         _t=pl.when(t.str.contains("\r", literal=True))
-        .then(t.str.strip_chars_end("\r").str.extract(r"([^\r]*)$", 1))
+        .then(t.str.strip_chars_end("\r").str.extract(g.LAST_REDRAW, 1))
         .otherwise(t)
     )
     frame = _strip_rank(frame)
     frame = _split_logger(frame)
+    frame = _fill_from_record(frame)
     return frame.with_columns(file=pl.lit(file, dtype=pl.String)).select(list(SCHEMA))
+
+
+_RECORD_COLUMNS = ("_j_level", "_j_vllm_ts", "_j_source", "_j_process", "_j_pid")
+
+
+def _unwrap_json(frame: pl.DataFrame, json_lines: bool) -> pl.DataFrame:
+    """`_t` (the text to strip), `_envelope_ts`, and the LogRecord fields of vLLM's own JSON
+    logging (`_j_*`), for the lines that are JSON records (`json_lines`: the file is JSON lines)."""
+    raw = pl.col("raw")
+    none = pl.lit(None, dtype=pl.String)
+    # vLLM's JSON logging writes LogRecords to stdout while raw tracebacks and progress bars stay
+    # text: a record is unwrapped wherever it is, in a JSON-lines file or in a mixed one.
+    if not json_lines and not frame.get_column("raw").str.starts_with('{"').any():
+        return frame.with_columns(_t=raw, _envelope_ts=none, **{c: none for c in _RECORD_COLUMNS})
+
+    def field(key: str) -> pl.Expr:
+        return raw.str.json_path_match(f"$['{key}']")
+
+    is_json = raw.str.starts_with("{")
+    body = pl.coalesce(*(field(key) for key in g.JSON_BODY_KEYS))
+    is_record = is_json & field(g.JSON_RECORD_KEY).is_not_null()
+    process = pl.coalesce(*(field(key) for key in g.JSON_PROCESS_KEYS))
+    named = is_record & (process != g.MAIN_PROCESS)
+    level = field(g.JSON_RECORD_KEY).str.to_uppercase().replace({"WARN": "WARNING", "FATAL": "CRITICAL"})
+    asctime = field("asctime").str.extract_groups(r"^(?:\d{4}-)?(?P<md>\d\d-\d\d)[ T](?P<hms>\d\d:\d\d:\d\d)")
+    return frame.with_columns(
+        _t=pl.when(is_json & body.is_not_null()).then(body.str.strip_chars_end("\r\n")).otherwise(raw),
+        _envelope_ts=pl.when(is_json).then(pl.coalesce(*(field(key) for key in g.JSON_TIME_KEYS))),
+        _j_level=pl.when(is_record & level.is_in(g.LEVELS.split("|"))).then(level),
+        _j_vllm_ts=pl.when(is_record).then(
+            asctime.struct.field("md") + pl.lit(" ") + asctime.struct.field("hms")
+        ),
+        _j_source=pl.when(is_record).then(field("filename") + pl.lit(":") + field("lineno")),
+        _j_process=pl.when(named).then(process),
+        _j_pid=pl.when(named).then(pl.coalesce(*(field(key) for key in g.JSON_PID_KEYS))),
+    )
+
+
+def _fill_from_record(frame: pl.DataFrame) -> pl.DataFrame:
+    """A JSON record's message carries no prefix: its LogRecord fields fill the columns."""
+    has_process = pl.col("process").is_null() & pl.col("_j_process").is_not_null()
+    return frame.with_columns(
+        level=pl.coalesce("level", "_j_level"),
+        vllm_ts=pl.coalesce("vllm_ts", "_j_vllm_ts"),
+        source=pl.coalesce("source", "_j_source"),
+        process=pl.when(has_process).then(pl.col("_j_process")).otherwise(pl.col("process")),
+        pid=pl.when(has_process).then(pl.col("_j_pid").cast(pl.Int64, strict=False)).otherwise(pl.col("pid")),
+    ).drop(*_RECORD_COLUMNS)
 
 
 def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("_t")
-    parts = t.str.extract_groups(_TRANSPORT)
+    parts = t.str.extract_groups(g.TRANSPORT)
     frame = frame.with_columns(_p=parts)
     tag = pl.col("_p").struct.field("tag")
     frame = frame.with_columns(
         # `[rank0]: ` is torch's rank prefix, not a shipper's tag: leave it for _strip_rank.
-        _t=pl.when(tag.str.contains(r"^rank\d+$"))
+        _t=pl.when(tag.str.contains(g.RANK_TAG))
         .then(pl.lit("[") + tag + pl.lit("]: ") + pl.col("_p").struct.field("rest"))
         .otherwise(pl.col("_p").struct.field("rest")),
         _ts=pl.col("_p").struct.field("ts").str.strip_chars(),
     ).drop("_p")
-    iso_journald = pl.col("_ts").str.contains(_JOURNALD_ISO_TS)
-    host_ident_rest = pl.col("_t").str.extract(_JOURNALD_HOST_IDENT, 1)
+    iso_journald = pl.col("_ts").str.contains(g.JOURNALD_ISO_TS)
+    host_ident_rest = pl.col("_t").str.extract(g.JOURNALD_HOST_IDENT, 1)
     frame = frame.with_columns(
         _t=pl.when(iso_journald & host_ident_rest.is_not_null()).then(host_ident_rest).otherwise(pl.col("_t"))
     )
-    journald = pl.col("_t").str.extract_groups(_JOURNALD)
+    journald = pl.col("_t").str.extract_groups(g.JOURNALD)
     frame = frame.with_columns(_j=journald)
     has_j = pl.col("_j").struct.field("rest").is_not_null()
     return frame.with_columns(
@@ -152,8 +147,8 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _strip_box(frame: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("_t")
-    boxed = t.str.contains(r"^\s*[│┃║]")
-    return frame.with_columns(_t=pl.when(boxed).then(t.str.extract(_BOX, 1)).otherwise(t))
+    boxed = t.str.contains(g.BOX_START)
+    return frame.with_columns(_t=pl.when(boxed).then(t.str.extract(g.BOX, 1)).otherwise(t))
 
 
 def _strip_processes(frame: pl.DataFrame) -> pl.DataFrame:
@@ -163,8 +158,8 @@ def _strip_processes(frame: pl.DataFrame) -> pl.DataFrame:
         _ip=pl.lit(None, dtype=pl.String),
     )
     # Stacked prefixes (`(APIServer pid=1) (EngineCore_0 pid=2) …`): keep the innermost.
-    for _ in range(3):
-        parts = pl.col("_t").str.extract_groups(_PROCESS)
+    for _ in range(g.PROCESS_STACK):
+        parts = pl.col("_t").str.extract_groups(g.PROCESS)
         frame = frame.with_columns(_p=parts)
         matched = pl.col("_p").struct.field("pid").is_not_null()
         frame = frame.with_columns(
@@ -185,10 +180,10 @@ def _strip_processes(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _strip_rank(frame: pl.DataFrame) -> pl.DataFrame:
-    parts = pl.col("_t").str.extract_groups(_RANK)
+    parts = pl.col("_t").str.extract_groups(g.RANK)
     frame = frame.with_columns(_p=parts)
     matched = pl.col("_p").struct.field("rank").is_not_null()
-    rank_from_process = pl.col("process").str.extract(r"(?:rank=|TP|_TP)(\d+)", 1).cast(pl.Int64)
+    rank_from_process = pl.col("process").str.extract(g.PROCESS_RANK, 1).cast(pl.Int64)
     return frame.with_columns(
         rank=pl.when(matched)
         .then(pl.col("_p").struct.field("rank").cast(pl.Int64))
@@ -197,41 +192,42 @@ def _strip_rank(frame: pl.DataFrame) -> pl.DataFrame:
     ).drop("_p")
 
 
-_C10D_LEVEL = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
-
-
 def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("_t")
     frame = frame.with_columns(
-        _v=t.str.extract_groups(_VLLM),
-        _u=t.str.extract_groups(_UVICORN),
-        _c=t.str.extract_groups(_C10D),
-        _i=t.str.extract_groups(_ISO),
-        _g=t.str.extract_groups(_GLOG),
+        _v=t.str.extract_groups(g.VLLM_LOGGER),
+        _u=t.str.extract_groups(g.UVICORN),
+        _c=t.str.extract_groups(g.C10D),
+        _i=t.str.extract_groups(g.ISO_LOGGER),
+        _g=t.str.extract_groups(g.GLOG),
     )
-    v, u, c, i, g = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g"))
-    c10d_level = c.struct.field("sev").replace_strict(_C10D_LEVEL, default=None, return_dtype=pl.String)
-    glog_level = g.struct.field("sev").replace_strict(_C10D_LEVEL, default=None, return_dtype=pl.String)
+    v, u, c, i, gl = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g"))
+    c10d_level = c.struct.field("sev").replace_strict(g.SEVERITY, default=None, return_dtype=pl.String)
+    glog_level = gl.struct.field("sev").replace_strict(g.SEVERITY, default=None, return_dtype=pl.String)
     message = pl.coalesce(
         v.struct.field("msg"),
         c.struct.field("msg"),
-        g.struct.field("msg"),
+        gl.struct.field("msg"),
         i.struct.field("msg"),
         u.struct.field("msg"),
         t,
-    ).str.replace(_RAY_REPEAT, "")
+    ).str.replace(g.RAY_REPEAT, "")
     return frame.with_columns(
         level=pl.coalesce(
             v.struct.field("level"), c10d_level, glog_level, i.struct.field("level"), u.struct.field("level")
         ),
         vllm_ts=pl.coalesce(
             v.struct.field("date") + pl.lit(" ") + v.struct.field("time"),
-            i.struct.field("date") + pl.lit(" ") + i.struct.field("time"),
             _month_day(c) + pl.lit(" ") + c.struct.field("time"),
-            _month_day(g) + pl.lit(" ") + g.struct.field("time"),
+            _month_day(gl) + pl.lit(" ") + gl.struct.field("time"),
+            i.struct.field("date") + pl.lit(" ") + i.struct.field("time"),
         ),
         source=pl.coalesce(
-            v.struct.field("src"), c.struct.field("src"), g.struct.field("src"), i.struct.field("src")
+            v.struct.field("src"),
+            v.struct.field("bsrc"),
+            c.struct.field("src"),
+            gl.struct.field("src"),
+            i.struct.field("src"),
         ),
         message=message,
     ).drop("_v", "_u", "_c", "_i", "_g", "_t")
@@ -249,10 +245,3 @@ def iter_frames(batches: Iterable[pl.Series], file: str, json_lines: bool = Fals
     for raw in batches:
         yield parse_lines(raw, file, next_line, json_lines)
         next_line += raw.len()
-
-
-def read_logframes(stream: BinaryIO, file: str, encoding: str = "utf-8") -> Iterator[pl.DataFrame]:
-    """The LogFrame of a whole log, chunk by chunk (see vllm_triage.ingest.decode.iter_line_batches)."""
-    from vllm_triage.ingest.decode import iter_line_batches
-
-    yield from iter_frames(iter_line_batches(stream, encoding), file)

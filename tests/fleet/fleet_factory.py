@@ -36,7 +36,9 @@ SCENARIOS = (
     Scenario("no-platform", ("full-no-platform.log",), "container", "no_platform_detected"),
 )
 # Appears only in the last runs of a fleet: the "new signature since" case.
-LATE = Scenario("trust-remote-code", ("full-trust-remote-code.log",), "config", "trust_remote_code_required")
+LATE = Scenario(
+    "trust-remote-code", ("full-trust-remote-code.log",), "weight_load", "trust_remote_code_required"
+)
 
 VERSIONS = ("0.8.5", "0.9.2", "0.10.1", "0.10.2", "0.11.0")
 DRIVERS = (("535.154.05", "12.2"), ("550.54.15", "12.4"), ("570.124.06", "12.8"), ("575.57.08", "12.9"))

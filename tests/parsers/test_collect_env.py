@@ -291,6 +291,78 @@ def test_placeholder_inside_a_vllm_log_does_not_claim_the_log() -> None:
     assert not collect_env.looks_like(text)
 
 
+# ------------------------------------------------------------------------------------ fragments
+
+
+def test_fragment_with_only_the_library_list_reads_the_packages() -> None:
+    result = parse("fragment-libraries-only-flat.txt")
+    got = values(result)
+    assert got["pip.torch"] == "2.5.1" and line_of(result, "pip.torch") == 5
+    assert got["nccl.version"] == "2.21.5" and got["pip.transformers"] == "4.47.1"
+    assert "pip.numpy" in got and not any(name.startswith("gpu.") for name in got)
+    assert result.notes == ["a piece of collect_env output: only library versions; the rest is not shown"]
+
+
+def test_fragment_with_only_the_gpu_topology_counts_the_gpus() -> None:
+    result = parse("fragment-gpu-topology-only.txt", scope="host")
+    got = values(result)
+    assert got["host.gpu_count"] == 4 and line_of(result, "host.gpu_count") == 2
+    assert got["host.topology"][1] == "GPU0 X PHB SYS SYS 0-23,48-71 0 N/A"
+    assert "only GPU topology" in result.notes[0]
+
+
+def test_fragment_of_the_sectioned_vllm_info_section() -> None:
+    result = parse("fragment-vllm-info-section-only.txt")
+    got = values(result)
+    assert got["vllm.version"] == "0.10.2" and line_of(result, "vllm.version") == 5
+    assert got["gpu.gpu_count"] == 2
+    assert result.kind == collect_env.KIND_SECTIONED
+    assert "only the 'vllm info' section" in result.notes[0]
+    assert not any("output cut after" in note for note in result.notes)  # nothing before it is "cut"
+
+
+def test_fragment_with_the_flat_vllm_version_and_build_flags() -> None:
+    result = parse("fragment-vllm-version-and-build-flags-flat.txt")
+    assert values(result) == {"vllm.version": "0.6.4.post1"}
+    assert "vLLM version, vLLM build flags" in result.notes[0]
+
+
+def test_old_torch_only_collect_env() -> None:
+    result = parse("torch-1.13-collect-env-old-layout.txt", scope="host")
+    got = values(result)
+    assert got["torch.version"] == "1.13.1+cu117" and got["cuda.build"] == "11.7"
+    assert got["host.driver_version"] == "470.223.02"
+    assert got["host.gpu_models"] == ["Tesla V100-SXM2-32GB"] * 2 and got["host.gpu_count"] == 2
+    assert "vllm.version" not in got
+    assert any("no vLLM section" in note for note in result.notes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vLLM Version                 : 0.11.0\n",
+        "==============================\n       PyTorch Info\n==============================\n",
+        "[pip3] torch==2.8.0\n[pip3] vllm==0.11.0\n",
+        "CUDA used to build PyTorch: 12.8\n",
+    ],
+)
+def test_one_telling_line_of_collect_env_is_claimed(text: str) -> None:
+    assert collect_env.looks_like(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[pip3] torch==2.8.0\n",  # one package line could be anything's
+        "OS: Ubuntu 22.04\nPython version: 3.12\n",  # two generic keys: an issue's own prose
+        "==============================\n  Results\n==============================\n",
+        "pip freeze:\ntorch==2.8.0\nvllm==0.11.0\n",
+    ],
+)
+def test_generic_lines_are_not_collect_env(text: str) -> None:
+    assert not collect_env.looks_like(text)
+
+
 # ------------------------------------------------------------------------------------ bad input
 
 

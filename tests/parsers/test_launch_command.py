@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from vllm_triage.parsers.base import ParseResult
-from vllm_triage.parsers.launch_command import looks_like, parse
+from vllm_triage.parsers.launch import looks_like, parse
 from vllm_triage.parsers.vllm_flags import canonical_flag, suggest_flag
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "commands"

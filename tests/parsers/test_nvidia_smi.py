@@ -89,6 +89,22 @@ KINDS = {
     "not-vllm-log.txt": None,
     "not-collect-env-fragment.txt": None,
     "not-docker-inspect.json": None,
+    # newer drivers, unified memory, fragments and headerless output (test_nvidia_smi_forms.py)
+    "table-610-kmd-umd-banner-rtx-pro-6000x2.txt": "table",
+    "table-580-gb10-memory-not-supported.txt": "table",
+    "query-q-610-kmd-umd-gb10-memory-na.txt": "query",
+    "query-q-fragment-from-the-middle.txt": "query",
+    "query-q-d-memory-fragment-no-header.txt": "query",
+    "query-xml-fragment-gpu-element-cut.xml": "xml",
+    "csv-query-gpu-noheader-gb10-na-no-command.txt": "csv",
+    "csv-query-gpu-header-not-supported.csv": "csv",
+    "csv-compute-apps-noheader-nounits-no-command.txt": "csv",
+    "csv-compute-apps-noheader-units-no-command.txt": "csv",
+    "version-610-kmd-umd.txt": "version",
+    "table-580-gpu-rows-only-fragment.txt": "table",
+    "not-psql-table.txt": None,
+    "not-inventory-csv.txt": None,
+    "not-xml-pom.xml": None,
 }
 
 
@@ -370,12 +386,19 @@ def test_query_reads_versions_models_and_processes() -> None:
         {"gpu": 0, "pid": 3384101, "name": "/usr/bin/python3", "used_mib": 41206, "type": "C"}
     ]
     assert "mig_enabled" not in got  # MIG Mode Current is N/A
-    assert "gpu_memory_used_mib" not in got  # memory lists come from the table and csv forms
+    # FB Memory Usage is the same NVML reading the table's Memory-Usage column shows
+    assert got["gpu_memory_used_mib"] == [41214, 0] and got["gpu_memory_total_mib"] == [46068, 46068]
 
 
 def test_query_memory_subset_reads_only_what_it_shows() -> None:
     got = facts(run("query-q-d-memory-subset.txt"))
-    assert got == {"driver_version": "550.54.15", "cuda_version": "12.4", "gpu_count": 1}
+    assert got == {
+        "driver_version": "550.54.15",
+        "cuda_version": "12.4",
+        "gpu_count": 1,
+        "gpu_memory_used_mib": [0],
+        "gpu_memory_total_mib": [15360],
+    }
 
 
 def test_query_with_indentation_lost_still_finds_mig_mode() -> None:

@@ -305,3 +305,18 @@ def test_bad_input_gives_notes_not_exceptions(text: str) -> None:
 )
 def test_does_not_claim_launch_scripts_or_logs_that_contain_a_curl(text: str) -> None:
     assert not request.looks_like(text)
+
+
+@pytest.mark.parametrize("filler", ["(", "/", "a=", "\r", "curl "])
+def test_a_long_hostile_line_is_read_in_linear_time(filler):
+    # 50,000 of one character on a line took minutes with the backtracking regexes (quadratic);
+    # read linearly it is well under a second, so the bound below only catches the quadratic.
+    import time
+
+    from vllm_triage.parsers import request
+
+    text = 'curl -s http://localhost:8000/v1/completions -d \'{"prompt": "x"}\'\n' + filler * 50_000 + "\n"
+    started = time.perf_counter()
+    request.looks_like(text)
+    request.parse(text, "r.txt")
+    assert time.perf_counter() - started < 20

@@ -555,10 +555,8 @@ def test_one_nul_byte_in_a_line_does_not_make_a_log_binary(tmp_path: Path, triag
     assert "distributed_init" in [m["marker"] for m in result["milestones"]]
 
 
-@pytest.mark.xfail(
-    strict=True, reason="known limitation: lines a terminal UI wrapped inside its box are not re-joined"
-)
 def test_wrapped_terminal_ui_box(tmp_path: Path, triage_json: TriageJson) -> None:
+    """A pane 100 columns wide cuts every longer line into box rows: they are read re-joined."""
     width = 100
     lines = (LOGS / "v1-0.9.2-tp4-worker-nccl.log").read_text().splitlines()
     boxed = []

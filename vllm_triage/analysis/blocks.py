@@ -143,10 +143,23 @@ def headline_of(index: StreamIndex, row: Row) -> Row | None:
         if is_traceback_part(candidate):
             previous = candidate
             continue
-        if previous.tb:
+        if previous.tb and opens_traceback(candidate, previous):
             return candidate
         return None
     return None
+
+
+def opens_traceback(candidate: Row, header: Row) -> bool:
+    """Whether `candidate`, the line before a `Traceback` header, is the message that printed it.
+
+    `logger.exception` / `logger.error(exc_info=True)` print the message and the traceback as one
+    record (one prefix on every line); Python itself prints a bare traceback with no prefix (a
+    CLI failing before logging is set up, a script's uncaught exception). A prefixed INFO/DEBUG
+    record before a bare traceback is the last thing logged before the crash, not its headline.
+    """
+    if candidate.source is None or header.source is not None:
+        return True
+    return candidate.level in ("ERROR", "CRITICAL", "WARNING")
 
 
 def frames_above(index: StreamIndex, row: Row) -> list[str]:
@@ -165,3 +178,36 @@ def next_in_stream(index: StreamIndex, row: Row) -> Row | None:
     for candidate in index.neighbours(row, +1, 1):
         return candidate
     return None
+
+
+FOLLOWING_TRACEBACK_LINES = 12
+
+
+def frames_of_following_traceback(index: StreamIndex, block: Block) -> list[str]:
+    """The frames of the traceback the same process prints right after a one-line error.
+
+    vLLM often logs the cause on its own line and then the traceback of the exception that
+    unwound start-up (`linear.py: Failed to create … weights: CUDA out of memory`, then
+    `core.py: EngineCore failed to start.` + traceback): that traceback is the call path of the
+    same failure, so its frames place it.
+    """
+    last = block.rows[-1] if block.rows else None
+    if last is None or last.line not in index.position:
+        return []
+    found: list[str] = []
+    seen_header = False
+    for candidate in index.neighbours(last, +1, FOLLOWING_TRACEBACK_LINES + MAX_BACK):
+        if not seen_header:
+            if candidate.tb:
+                seen_header = True
+            elif candidate.line - last.line > FOLLOWING_TRACEBACK_LINES:
+                return []
+            continue
+        if candidate.exc:
+            break
+        match = FRAME_LINE.match(candidate.message)
+        if match:
+            found.append(match.group("func"))
+        elif not is_traceback_part(candidate):
+            break
+    return found

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vllm_triage.analysis.model import ErrorBlock, Finding
+
+if TYPE_CHECKING:
+    from vllm_triage.analysis.fatality import Survival
+    from vllm_triage.analysis.root import Candidate
+
+MAX_SURVIVED = 5
 
 # The method's order: base compatibility → minimal start → single request → one feature at a time.
 NEXT_STEP = {
@@ -50,6 +58,26 @@ def root_finding(block: ErrorBlock) -> Finding:
             "Check whether the process was killed (exit code, OOM killer, orchestrator events) or is stuck "
             "(py-spy dump, NCCL_DEBUG=INFO for collectives); compare timestamps of the last lines of every rank.",
         )
+    if block.kind == "died":
+        return Finding("died-without-traceback", "error", block.explain, evidence, block.advice)
     severity = "warning" if block.kind == "warning" else "error"
     message = block.explain or f"{block.row.message[:200]} (no rule names this cause; see the block)"
     return Finding(f"root-cause.{block.category}", severity, message, evidence, block.advice)
+
+
+def survived_findings(survived: list[tuple[Candidate, Survival]]) -> list[Finding]:
+    """Errors the process went on after: worth knowing, never the root (DESIGN §3)."""
+    out = []
+    for candidate, survival in survived[:MAX_SURVIVED]:
+        row = candidate.row
+        out.append(
+            Finding(
+                "survived-error",
+                "info",
+                f"An error the server survived (line {row.line}: {row.message.strip()[:140]}): "
+                f"{survival.reason}.",
+                [{"file": row.file, "line": row.line}, {"file": row.file, "line": survival.line}],
+                "Not the cause of this failure; fix it only if it recurs or slows start-up.",
+            )
+        )
+    return out

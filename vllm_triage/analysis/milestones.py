@@ -15,7 +15,9 @@ def milestones_reached(rows: list[Row], rules: dict[str, Rule]) -> list[Mileston
         rule = rules[row.marker]
         if rule.shutdown or rule.milestone in seen:
             continue
-        seen[rule.milestone] = Milestone(rule.milestone, rule.phase, rule.id, row.file, row.line, row.raw)
+        seen[rule.milestone] = Milestone(
+            rule.milestone, rule.phase, rule.id, row.file, row.line, row.raw, row.stream
+        )
     return sorted(seen.values(), key=lambda m: m.line)
 
 

@@ -45,6 +45,7 @@ class Milestone:
     file: str
     line: int
     text: str
+    stream: tuple[str | None, int | None, int | None] = (None, None, None)  # the process that printed it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -85,7 +86,7 @@ class ErrorBlock:
     phase: str
     explain: str
     advice: str
-    kind: str  # root | consequence_only | warning | hang
+    kind: str  # root | died | consequence_only | plain_error | warning | hang
     rows: list[Row] = field(default_factory=list)  # the block's parsed rows, for display
 
     def to_json(self) -> dict[str, Any]:
@@ -138,3 +139,5 @@ class LogAnalysis:
     findings: list[Finding]
     ready: bool
     phase_reason: str
+    phase_confidence: str = "low"  # high | medium | low (see analysis/phase.py)
+    phase_alternative: str | None = None  # a second phase a careful reader could defend

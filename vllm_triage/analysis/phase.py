@@ -8,6 +8,8 @@ was serving); weak request frames; and last, the rule's own phase for a bare sni
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from vllm_triage.analysis.model import Milestone, Row
 from vllm_triage.engine.rules import FrameHint, Rule
 from vllm_triage.phases import PHASES, phase_index
@@ -54,7 +56,58 @@ def frame_phase(frames: list[str], hints: list[FrameHint]) -> tuple[FrameHint | 
     return strong, weak
 
 
+@dataclass(frozen=True)
+class PhaseDecision:
+    """The phase, why, how sure, and the other phase a careful reader could defend."""
+
+    phase: str
+    reason: str
+    confidence: str  # high: milestones and call path agree; medium: one of them; low: a bare snippet
+    alternative: str | None = None
+
+
+def _milestone_phase(reached: list[Milestone]) -> tuple[str | None, Milestone | None]:
+    if not reached:
+        return None, None
+    last = max(reached, key=lambda m: (phase_index(m.phase), m.line))
+    return last.phase, last
+
+
 def decide_phase(
+    root: Row,
+    rule: Rule | None,
+    frames: list[str],
+    hints: list[FrameHint],
+    reached: list[Milestone],
+    implied: set[str],
+) -> PhaseDecision:
+    phase, reason = _decide(root, rule, frames, hints, reached, implied)
+    strong, weak = frame_phase(frames, hints)
+    by_milestones, last = _milestone_phase(reached)
+    by_frames = strong.phase if strong else None
+    if any(m.name == "ready" for m in reached):
+        by_milestones = "request"
+    sources = {p for p in (by_milestones, by_frames) if p}
+    alternative = next((p for p in (by_frames, by_milestones) if p and p != phase), None)
+    if rule is not None and rule.phase_source == "rule" and rule.phase in PHASES:
+        confidence = "high" if not sources or sources == {phase} else "medium"
+    elif by_milestones and by_frames:
+        confidence = "high" if by_milestones == by_frames else "medium"
+        if by_milestones != by_frames and last is not None:
+            reason += (
+                f"; the milestones say {by_milestones} (last: {last.name}, line {last.line}),"
+                f" the call path says {by_frames}"
+            )
+    elif sources:
+        confidence = "medium"
+    else:
+        confidence = "low"
+    if alternative is None and rule is not None and rule.phase in PHASES and rule.phase != phase:
+        alternative = rule.phase
+    return PhaseDecision(phase, reason, confidence, alternative)
+
+
+def _decide(
     root: Row,
     rule: Rule | None,
     frames: list[str],
@@ -67,6 +120,9 @@ def decide_phase(
         return rule.phase, f"rule {rule.id} places this cause in {rule.phase}"
     if any(m.name == "ready" for m in reached):
         return "request", "the server was ready before the error"
+    # The call path before the milestones: milestones are printed by whichever process logs
+    # progress (V1's EngineCore delegates loading to workers that print it), the traceback's
+    # frames are the failing process's own; a disagreement is stated in the reason.
     strong, weak = frame_phase(frames, hints)
     if strong:
         return strong.phase, f"the traceback passes through {strong.function}()"

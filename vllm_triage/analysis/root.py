@@ -11,6 +11,7 @@ no rule knows, then a WARNING-level exception block.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from vllm_triage.analysis.blocks import FRAME_LINE, StreamIndex, frames_above, headline_of, next_in_stream
@@ -37,6 +38,20 @@ class Candidates:
     consequences: list[Candidate]
     plain_errors: list[Candidate]  # ERROR lines with no rule and no traceback
     warnings: list[Candidate]  # WARNING-level exception blocks
+
+    def drop_survived(self, survived: Callable[[Candidate], bool]) -> None:
+        """Remove the errors the process went on after (DESIGN §3: the root is an error the process
+        did not survive). Judged in line order, stopping at the first fatal one of each list: what
+        follows a fatal error is never the root anyway, and judging it costs a block walk each."""
+        for name in ("roots", "consequences", "plain_errors", "warnings"):
+            kept: list[Candidate] = []
+            candidates = getattr(self, name)
+            for i, candidate in enumerate(candidates):
+                if survived(candidate):
+                    continue
+                kept.extend(candidates[i:])
+                break
+            setattr(self, name, kept)
 
     def stand_in(self) -> tuple[Candidate | None, str]:
         """The best evidence when no root candidate exists, and what kind it is."""
@@ -102,12 +117,23 @@ def collect_candidates(
     return Candidates(roots, consequences, plain_errors, warnings)
 
 
+CODE_LINES_PER_FRAME = 12
+
+
 def _is_source_code_line(index: StreamIndex, row: Row) -> bool:
-    """A traceback shows the source line under each frame; it may quote an error message."""
+    """A traceback shows the source under each frame; it may quote an error message.
+
+    Python 3.11+ prints the whole statement (several indented lines) and caret lines under it,
+    so a code line is any indented line reached from a frame line through indented lines only.
+    """
     if not row.message[:1].isspace():
         return False
-    previous = next(index.neighbours(row, -1, 1), None)
-    return previous is not None and bool(FRAME_LINE.match(previous.message))
+    for previous in index.neighbours(row, -1, CODE_LINES_PER_FRAME):
+        if FRAME_LINE.match(previous.message):
+            return True
+        if not previous.message[:1].isspace():
+            return False
+    return False
 
 
 def _raised_in_teardown(index: StreamIndex, row: Row, teardown: frozenset[str]) -> bool:

@@ -7,13 +7,15 @@ from typing import Any
 
 import polars as pl
 
-from vllm_triage.analysis.blocks import StreamIndex, block_around
-from vllm_triage.analysis.findings import next_step, root_finding
+from vllm_triage.analysis.blocks import Block, StreamIndex, block_around, frames_of_following_traceback
+from vllm_triage.analysis.fatality import FatalityJudge, Survival
+from vllm_triage.analysis.findings import next_step, root_finding, survived_findings
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
 from vllm_triage.analysis.model import Consequence, ErrorBlock, Finding, LogAnalysis, Milestone, Row
-from vllm_triage.analysis.phase import decide_phase, milestones_before
+from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
 from vllm_triage.analysis.root import Candidate, collect_candidates
 from vllm_triage.engine.matcher import CompiledRules
+from vllm_triage.engine.rules import Rule
 from vllm_triage.engine.scan import ScanResult
 from vllm_triage.phases import NO_FAILURE, phase_index
 
@@ -69,6 +71,9 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     ready_line = next((m.line for m in milestones if m.name == "ready"), None)
     stop = shutdown_line(rows, rules)
     candidates = collect_candidates(rows, rules, index, stop, compiled.ruleset.teardown_functions)
+    judge = FatalityJudge(rows, rules, compiled.ruleset.milestone_order)
+    survived: list[tuple[Candidate, Survival]] = []
+    candidates.drop_survived(lambda c: _survival(c, index, judge, survived))
     roots, consequences = candidates.roots, candidates.consequences
 
     chosen: Candidate | None = None
@@ -80,15 +85,22 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
 
     findings: list[Finding] = []
     block: ErrorBlock | None = None
-    phase, reason = NO_FAILURE, "no error found"
-    if chosen is not None:
-        block, phase, reason = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
-    else:
-        block, phase, reason = _hang(milestones, rows, ready_line, stop, rules)
+    decision = PhaseDecision(NO_FAILURE, "no error found", "high")
+    if chosen is not None and kind == "consequence_only" and ready_line is None:
+        died = _died_silently(chosen, milestones, judge)
+        if died is not None:
+            block, decision = died
+    if block is None and chosen is not None:
+        block, decision = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
+    elif block is None:
+        block, decision = _hang(milestones, judge, ready_line, stop, rules)
+    phase, reason = decision.phase, decision.reason
     cons = _consequence_list(consequences, chosen)
     if block is not None:
         findings.append(root_finding(block))
         findings.extend(_secondary_findings(block, roots))
+    findings.extend(survived_findings(survived))
+    if block is not None:
         step = next_step(phase)
         if step:
             findings.append(step)
@@ -103,6 +115,8 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
         findings=findings,
         ready=ready_line is not None,
         phase_reason=reason,
+        phase_confidence=decision.confidence if block is not None else "high",
+        phase_alternative=decision.alternative if block is not None else None,
     )
 
 
@@ -114,7 +128,7 @@ def _error_block(
     milestones: list[Milestone],
     consequences: list[Candidate],
     roots: list[Candidate],
-) -> tuple[ErrorBlock, str, str]:
+) -> tuple[ErrorBlock, PhaseDecision]:
     block = block_around(index, chosen.row)
     # The most specific rule anywhere in the block names the cause (a generic headline may open a
     # block whose exception line a rule knows).
@@ -133,21 +147,24 @@ def _error_block(
         )
         if best is not None and (rule is None or best.rule.priority > rule.priority):
             rule = best.rule
+    row = _line_naming_the_cause(chosen, block, roots) if kind == "root" else chosen.row
     rows_by_line = {r.line: r for r in index.rows}
     reached = milestones_before(chosen.row, milestones, rows_by_line)
+    frames = block.frames or frames_of_following_traceback(index, block)
     implied = {
         c.rule.implies for c in consequences if c.rule and c.rule.implies and c.row.line > chosen.row.line
     }
     if kind == "consequence_only":
         implied |= {chosen.rule.implies} if chosen.rule and chosen.rule.implies else set()
-    phase, reason = decide_phase(
+    decision = decide_phase(
         chosen.row,
         rule if kind != "consequence_only" else None,
-        block.frames,
+        frames,
         compiled.ruleset.frames,
         reached,
         implied,
     )
+    phase = decision.phase
     generic = {"exception": "python_exception", "headline": "logged_exception", "plain_error": "error_line"}
     category = (
         rule.category.replace("{phase}", phase) if rule else generic.get(chosen.kind, "logged_exception")
@@ -157,7 +174,7 @@ def _error_block(
     lines = [r.raw for r in block.rows]
     return (
         ErrorBlock(
-            row=chosen.row,
+            row=row,
             start=block.start,
             end=block.end,
             lines=lines,
@@ -169,22 +186,61 @@ def _error_block(
             advice=rule.advice if rule else "",
             kind=kind,
         ),
-        phase,
-        reason,
+        decision,
     )
 
 
-def _hang(milestones, rows: list[Row], ready_line, stop, rules):
-    """No error: a log that stops mid-startup (or is stopped by a signal there) is a hang."""
-    if ready_line is not None or not milestones:
-        return None, NO_FAILURE, "no error found"
-    startup_done = any(rules[m.rule].startup_done for m in milestones)
-    if startup_done and stop is None:
-        return None, NO_FAILURE, "start-up completed with no error"
-    last = max(milestones, key=lambda m: m.line)
-    # A marker's phase is the step in progress after it: the step that never finished.
-    phase = "engine_reserve" if startup_done else last.phase
-    row = next(r for r in rows if r.line == last.line)
+def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidate]) -> Row:
+    """DESIGN §3: first_error is the line that names the cause, not a headline or a code line.
+
+    The most specific rule-matched line of the block wins (pydantic's `Value error, …` under
+    `ValidationError: 1 validation error`); else the block's first exception line (the innermost
+    cause of a chain is printed first); else the chosen line itself.
+    """
+    in_block = [
+        c
+        for c in roots
+        if block.start <= c.row.line <= block.end and c.row.stream == chosen.row.stream and c.rule is not None
+    ]
+    if in_block:
+        top = max(c.rule.priority for c in in_block if c.rule is not None)
+        if chosen.rule is None or top > chosen.rule.priority:
+            best = [c for c in in_block if c.rule is not None and c.rule.priority == top]
+            return min(best, key=lambda c: (not c.row.exc, c.row.line)).row
+    if chosen.kind == "headline":
+        exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
+        if exception is not None:
+            return exception
+    return chosen.row
+
+
+def _survival(
+    candidate: Candidate, index: StreamIndex, judge: FatalityJudge, out: list[tuple[Candidate, Survival]]
+) -> bool:
+    block = block_around(index, candidate.row)
+    # A traceback's later lines are part of the error; for a one-line error the block walk may
+    # have absorbed unprefixed lines that follow it (an access log line is no continuation).
+    end = block.end if any(r.tb for r in block.rows) else candidate.row.line
+    survival = judge.survived(candidate.row, end)
+    if survival is not None:
+        out.append((candidate, survival))
+    return survival is not None
+
+
+def _died_silently(
+    chosen: Candidate, milestones: list[Milestone], judge: FatalityJudge
+) -> tuple[ErrorBlock, PhaseDecision] | None:
+    """Only consequences, during start-up: the process that failed printed nothing about it.
+
+    The engine was killed from outside (OOM killer, a container limit) or crashed in native code;
+    what is left is other processes noticing it was gone. As for a hang, the failure is in the step
+    after the last milestone the engine reached (DESIGN §3), and the block points at that line.
+    """
+    before = [m for m in milestones if m.line < chosen.row.line]
+    row = judge.last_startup_line(chosen.row.line)
+    if not before or row is None:
+        return None
+    last = max(before, key=lambda m: m.line)
     block = ErrorBlock(
         row=row,
         start=row.line,
@@ -192,13 +248,56 @@ def _hang(milestones, rows: list[Row], ready_line, stop, rules):
         lines=[row.raw],
         rows=[row],
         rule=last.rule,
+        category="process_died_without_traceback",
+        phase=last.phase,
+        explain=(
+            f"The engine stopped after {last.name} (line {last.line}) without printing an error; the "
+            f"later errors (line {chosen.row.line}: {chosen.row.message[:100]}) only report that it was gone."
+        ),
+        advice=(
+            "It was killed from outside or crashed in native code: check the container's exit code (137 = "
+            "SIGKILL), `dmesg` / the orchestrator's events for the OOM killer and the container memory limit, "
+            "and the kernel log for Xid errors."
+        ),
+        kind="died",
+    )
+    reason = (
+        f"only consequences follow milestone {last.name} (line {last.line}): the step after it never finished"
+    )
+    return block, PhaseDecision(last.phase, reason, "medium")
+
+
+def _hang(
+    milestones: list[Milestone],
+    judge: FatalityJudge,
+    ready_line: int | None,
+    stop: int | None,
+    rules: dict[str, Rule],
+) -> tuple[ErrorBlock | None, PhaseDecision]:
+    """No error: a log that stops mid-startup (or is stopped by a signal there) is a hang."""
+    if ready_line is not None or not milestones:
+        return None, PhaseDecision(NO_FAILURE, "no error found", "high")
+    startup_done = any(rules[m.rule].startup_done for m in milestones)
+    if startup_done and stop is None:
+        return None, PhaseDecision(NO_FAILURE, "start-up completed with no error", "high")
+    last = max(milestones, key=lambda m: m.line)
+    # A marker's phase is the step in progress after it: the step that never finished.
+    phase = "engine_reserve" if startup_done else last.phase
+    row = judge.last_startup_line(stop) or judge.last_startup_line()
+    assert row is not None  # milestones were reached, so a milestone line exists
+    block = ErrorBlock(
+        row=row,
+        start=row.line,
+        end=row.line,
+        lines=[row.raw],
+        rule=row.marker or last.rule,
         category="hang",
         phase=phase,
         explain="",
         advice="",
         kind="hang",
     )
-    return block, phase, f"log stops after milestone {last.name} without an error"
+    return block, PhaseDecision(phase, f"log stops after milestone {last.name} without an error", "medium")
 
 
 def _consequence_list(consequences: list[Candidate], chosen: Candidate | None) -> list[Consequence]:
@@ -264,7 +363,7 @@ def choose(analyses: list[LogAnalysis]) -> LogAnalysis | None:
     """Across several logs of one run: a root beats a stand-in, then the earliest phase."""
     if not analyses:
         return None
-    ranked = {"root": 0, "consequence_only": 1, "plain_error": 2, "warning": 3, "hang": 4}
+    ranked = {"root": 0, "died": 1, "consequence_only": 1, "plain_error": 2, "warning": 3, "hang": 4}
 
     def key(a: LogAnalysis):
         if a.first_error is None:

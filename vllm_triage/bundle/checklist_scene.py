@@ -5,13 +5,14 @@ triage (never the files directly, except to tell a whole command from a cut one)
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable
 
 from vllm_triage.bundle.checklist_context import TrialContext, at, where
 from vllm_triage.bundle.checklist_model import Verdict, failed, missing, passed
 from vllm_triage.fingerprint import views
 from vllm_triage.fingerprint.values import as_int
+from vllm_triage.parsers.launch import launchers
+from vllm_triage.parsers.launch.lexer import lex_script
 from vllm_triage.phases import STARTUP_PHASES
 from vllm_triage.provenance import Provenance
 
@@ -19,7 +20,7 @@ from vllm_triage.provenance import Provenance
 LOG_ELISION = "log-elision"
 _GPU_LIST_LINE = re.compile(r"(?m)^\s*GPU \d+: .+\(UUID: ")
 # Launch command shapes that are shell words (a compose file or a pod spec is YAML).
-_SHELL_LAUNCHERS = ("vllm_serve", "api_server_module", "docker_run", "podman_run", "supervisord")
+_SHELL_LAUNCHERS = launchers.SHELL_TYPED
 
 
 def _where_hits(ctx: TrialContext, *roles: str) -> tuple[str, list[Provenance | None]]:
@@ -213,10 +214,11 @@ def _cut(text: str) -> str | None:
         return None
     if lines[-1].rstrip().endswith("\\"):
         return f"its last line ends with a continuation `\\` and nothing follows ({lines[-1].strip()[-60:]})"
-    try:
-        shlex.split("\n".join(lines), comments=True)
-    except ValueError as exc:
-        return f"the shell cannot read it: {exc} (cut in the middle?)"
+    notes: list[str] = []
+    lex_script("\n".join(lines), notes=notes)
+    unbalanced = [note for note in notes if "unbalanced" in note]
+    if unbalanced:
+        return f"the shell cannot read it: {unbalanced[0].removesuffix(' ignored')} (cut in the middle?)"
     return None
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vllm_triage.bundle.trials import Trial
+from vllm_triage.parsers.launch import launchers
 
-_CONTAINER_LAUNCHERS = {"docker_run": "docker", "compose": "docker", "podman_run": "podman"}
-_HOST_LAUNCHERS = ("vllm_serve", "api_server_module", "supervisord")
+_CONTAINER_LAUNCHERS = launchers.CONTAINER_RUNTIME
+_HOST_LAUNCHERS = launchers.ON_A_HOST
 # Where a command runs, in the order they are offered for each kind of scene.
 _PLACES = {
     "container": ("container", "log", "host", "manifest", "method"),
@@ -90,7 +91,7 @@ def scene_of(trial: Trial) -> Scene:
     name = _opt(run.get("container")) or _opt(fp.value("container.name"))
     runtime = _opt(run.get("runtime"))
     launcher = str(fp.value("launcher") or "")
-    if launcher == "kubernetes":
+    if launcher in launchers.IN_A_POD:
         return Scene("pod", "kubectl", model=model)
     if name or runtime or launcher in _CONTAINER_LAUNCHERS or trial.of_role("container_inspect"):
         return Scene(

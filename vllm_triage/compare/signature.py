@@ -9,8 +9,9 @@ import re
 
 from rapidfuzz import fuzz
 
+from vllm_triage.ingest.prefixes import strip_ansi, strip_prefixes
+
 _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\x1b\[[0-9;?]*[A-Za-z]"), ""),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
     (re.compile(r"\b(?:chatcmpl|cmpl|embd|req|resp)-[0-9A-Za-z-]{6,}"), "<request-id>"),
     (re.compile(r"\bsha256:[0-9a-f]{12,64}\b"), "<digest>"),
@@ -24,15 +25,12 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b\d+(?:\.\d+)*\b"), "<n>"),
     (re.compile(r"\s+"), " "),
 )
-_PREFIX = re.compile(
-    r"^(?:\S+\s+\|\s)?(?:\d{4}-\d\d-\d\dT\S+\s)?(?:\([^)]*pid=\d+[^)]*\)\s)*(?:\[rank\d+\]:)?"
-    r"(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \S+ \S+ \[?[^\]\s]+\]\s?)?"
-)
 
 
 def normalise(message: str) -> str:
     """The message with every run-specific value masked."""
-    text = _PREFIX.sub("", message.strip())
+    # The one prefix grammar (the LogFrame's): a pasted raw line and a parsed message compare equal.
+    text = strip_prefixes(strip_ansi(message.strip()))
     for pattern, replacement in _MASKS:
         text = pattern.sub(replacement, text)
     return text.strip()[:400]

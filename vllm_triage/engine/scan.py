@@ -20,10 +20,12 @@ import polars as pl
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
 from vllm_triage.errors import InputError
 from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches
+from vllm_triage.ingest.logical import logical_lines
 from vllm_triage.ingest.sources import Source
 from vllm_triage.logframe import parse_lines
 
 BACK_CONTEXT = 400  # a logged traceback can be long; its headline sits before the frames
+END_CONTEXT = 200  # the last lines of the log, always kept (see scan)
 FORWARD_CONTEXT = 80  # the exception line and torch's CUDA boilerplate follow the trigger
 MAX_TRIGGERS = 400  # windows are cut around at most this many triggers per file
 MAX_HITS_PER_RULE = 200  # e.g. thousands of 500 lines in a cascade: keep the first ones
@@ -78,7 +80,7 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
         raise InputError("unreadable-path", f"cannot read {source.name}: {exc}") from exc
     with stream:
         try:
-            for raw in _prefetch(iter_line_batches(stream, encoding, chunk_bytes)):
+            for raw in _prefetch(logical_lines(iter_line_batches(stream, encoding, chunk_bytes))):
                 _scan_chunk(raw, next_line, state)
                 next_line += raw.len()
                 # The back context of a trigger may reach over several small chunks.
@@ -92,6 +94,12 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
             raise InputError(
                 "corrupt-archive", f"{source.name}: compressed data is truncated or corrupt ({exc})"
             ) from exc
+    if state.tail.len():
+        # The end of the log is where a hang or a silent death shows: its last lines are kept
+        # whole, so "the last milestone line printed" does not depend on where errors were.
+        end = state.tail.tail(END_CONTEXT)
+        first = next_line - end.len()
+        state.retained.append(_parse(end, pl.Series("line", range(first, next_line), dtype=pl.Int64), state))
     if state.retained:
         frame = pl.concat(state.retained, how="vertical").unique(subset="line", keep="first").sort("line")
     else:

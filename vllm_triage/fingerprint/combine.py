@@ -28,7 +28,7 @@ from vllm_triage.parsers import (
     collect_env,
     container_inspect,
     env_file,
-    launch_command,
+    launch,
     nvidia_smi,
     request,
     vllm_log_config,
@@ -48,7 +48,7 @@ _PARSERS: dict[str, ModuleType] = {
     "nvidia_smi": nvidia_smi,
     "collect_env": collect_env,
     "container_inspect": container_inspect,
-    "launch_command": launch_command,
+    "launch_command": launch,
     "environment": env_file,
     "request": request,
 }

@@ -15,16 +15,19 @@ from pathlib import PurePosixPath
 import tomllib
 
 from vllm_triage.errors import InputError
+from vllm_triage.ingest import prefixes
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from vllm_triage.ingest.sources import Source
 
 # Lines that only a log of a vLLM server (or the Python/torch/NCCL stack under it) prints.
+# The prefix heads come from the one grammar; any transport may precede them (`^(?:.*?\s)?`).
 _LOG_LINE = re.compile(
-    r"(?m)^(?:.*?\s)?(?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d"
+    rf"(?m)^(?:.*?\s)?(?:{prefixes.LOGGER_HEAD}"
     r"|Traceback \(most recent call last\)"
-    r"|\[rank\d+\]:"
-    r"|\((?:APIServer|EngineCore\w*|VllmWorker\w*|Worker\w*|RayWorker\w*|pid=\d+)[^)]*\)"
-    r"|(?:INFO|WARNING|ERROR):\s{2,}"
+    rf"|{prefixes.RANK_HEAD}"
+    rf"|{prefixes.PROCESS_HEAD}"
+    rf"|{prefixes.UVICORN_HEAD}"
+    rf"|\{{.*\"{prefixes.JSON_RECORD_KEY}\"\s*:\s*\"(?:{prefixes.LEVELS})\""  # vLLM's JSON logging
     r"|NCCL (?:INFO|WARN)"
     r"|\w+(?:Error|Exception): "
     r"|Loading safetensors checkpoint shards"
@@ -44,7 +47,7 @@ _PARSER_SNIFFERS = (
     ("vllm_triage.parsers.container_inspect", "container_inspect"),
     # A launch script that ends with a health-check curl is a launch command; a curl alone is
     # refused by the launch sniffer and claimed by the request sniffer.
-    ("vllm_triage.parsers.launch_command", "launch_command"),
+    ("vllm_triage.parsers.launch", "launch_command"),
     ("vllm_triage.parsers.request", "request"),
     ("vllm_triage.parsers.env_file", "environment"),
 )

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from vllm_triage.ingest.prefixes import strip_ansi
 from vllm_triage.provenance import Provenance, Sourced
 
 
@@ -67,7 +68,6 @@ class PasteLine:
     text: str
 
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROMPT = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.@-]+[:@][^\s$#]*\s*)?[$#]\s+\S")
 _EXIT_TRAILER = re.compile(r"^\s*\[(?:exit|exit code|rc)[ :=]*-?\d+\]\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -83,7 +83,7 @@ def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
     """
     out: list[PasteLine] = []
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = _ANSI.sub("", raw).rstrip("\r").replace("\x00", "")
+        line = strip_ansi(raw).rstrip("\r").replace("\x00", "")
         while _QUOTE.match(line):
             line = _QUOTE.sub("", line, count=1)
         if _FENCE.match(line) or _EXIT_TRAILER.match(line):
@@ -98,7 +98,7 @@ def prompt_commands(text: str) -> list[PasteLine]:
     """The shell commands shown as prompts in a paste (`$ nvidia-smi -q`), without the prompt."""
     found = []
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = _ANSI.sub("", raw).rstrip("\r")
+        line = strip_ansi(raw).rstrip("\r")
         while _QUOTE.match(line):
             line = _QUOTE.sub("", line, count=1)
         if _PROMPT.match(line):

@@ -129,22 +129,68 @@ class _Reading:
     last_section: str = ""
 
 
+# Keys in collect_env's own wording: one of them is enough to recognise a fragment of it.
+_TELLING_KEYS = {
+    _KEY_VLLM,
+    _KEY_BUILD_FLAGS,
+    _KEY_TOPOLOGY,
+    _KEY_CUDA_BUILD,
+    _KEY_GPU_MODELS,
+    _KEY_DRIVER,
+    "Is debug build",
+    "ROCM used to build PyTorch",
+    "CUDA_MODULE_LOADING set to",
+    "Is XNNPACK available",
+}
+# Banner titles of the sectioned layout (vLLM v0.9.1+), in the order vLLM prints them.
+_SECTION_TITLES = (
+    "system info",
+    "pytorch info",
+    "python environment",
+    "cuda / gpu info",
+    "cpu info",
+    "versions of relevant libraries",
+    "vllm info",
+    "environment variables",
+)
+
+
 def looks_like(text: str) -> bool:
-    """True for collect_env output (either layout, complete or cut) or the template placeholder."""
+    """True for collect_env output (either layout, complete, cut or a piece of it) or the placeholder.
+
+    A piece is recognised by what only collect_env prints: one of its own keys (`vLLM Version:`,
+    `vLLM Build Flags:`, `GPU Topology:`, `CUDA used to build PyTorch:` …), a `====` banner around
+    one of its section titles, the `Versions of relevant libraries` heading, or two `[pip3] name==v`
+    lines; otherwise three known keys.
+    """
     if not text:
         return False
     if "Collecting environment information" in text:
         return True
     hits = 0
+    packages = 0
     lines = clean_paste(text[:200_000])
     # An issue body whose only collect_env content is the placeholder is claimed, unless it is
     # really a vLLM log with the template around it.
     log_lines = sum(1 for line in lines if _LOG_LINE.match(line.text))
-    for line in lines:
+    for index, line in enumerate(lines):
         if _PLACEHOLDER.match(line.text) and log_lines < 3:
             return True
+        if line.text.strip().startswith("Versions of relevant libraries"):
+            return True
+        title = _banner_title(lines, index)
+        if title is not None and title.lower() in _SECTION_TITLES:
+            return True
+        if _PACKAGE.match(line.text.strip()):
+            packages += 1
+            if packages >= 2:
+                return True
+            continue
         match = _KEY_VALUE.match(line.text)
-        if match and _normalise_key(match.group("key")) in _KNOWN_KEYS:
+        key = _normalise_key(match.group("key")) if match else None
+        if key in _TELLING_KEYS:
+            return True
+        if key in _KNOWN_KEYS:
             hits += 1
             if hits >= 3:
                 return True
@@ -338,7 +384,7 @@ def _normalise_key(key: str) -> str:
 
 
 def _kind(reading: _Reading, text: str) -> str:
-    readable = bool(reading.values or reading.packages or reading.env)
+    readable = bool(reading.values or reading.packages or reading.env or reading.topology)
     if not readable:
         return KIND_PLACEHOLDER if reading.placeholder_line else KIND_UNKNOWN
     if reading.sectioned:
@@ -457,9 +503,14 @@ def _emit_topology(result: ParseResult, reading: _Reading, file: str, scope: str
         return
     links = sorted({cell for row in rows[1:] for cell in row.split() if _is_link(cell)})
     # GPU rows carry the " X " self marker; the header row starts with GPU0 too but has none.
-    gpus = sum(1 for row in rows if re.match(r"GPU\d+\b", row) and "X" in row.split())
-    note = f"{gpus} GPU rows; links: {', '.join(links) or 'none'}"
+    gpu_rows = [at for at, row in enumerate(rows) if re.match(r"GPU\d+\b", row) and "X" in row.split()]
+    note = f"{len(gpu_rows)} GPU rows; links: {', '.join(links) or 'none'}"
     result.fact(f"{scope}.topology", rows, file, reading.topology[0][1], note=note)
+    header = rows[0].split() if rows else []
+    # the header names every GPU even when the paste lost rows; a GPU list read above comes first
+    named = [cell for cell in header if re.fullmatch(r"GPU\d+", cell)]
+    if named and f"{scope}.gpu_count" not in result.facts and len(named) == len(gpu_rows):
+        result.fact(f"{scope}.gpu_count", len(named), file, reading.topology[0][1], note="GPU Topology rows")
 
 
 def _is_link(cell: str) -> bool:
@@ -468,6 +519,8 @@ def _is_link(cell: str) -> bool:
 
 def _note_missing_parts(result: ParseResult, reading: _Reading) -> None:
     """Say what a cut paste lacks, so an absent fact reads as 'not shown', not 'not there'."""
+    if _fragment(result, reading):
+        return
     if reading.sectioned:
         expected = {
             _SECTION_LIBRARIES: "library versions",
@@ -490,3 +543,34 @@ def _note_missing_parts(result: ParseResult, reading: _Reading) -> None:
         result.notes.append(
             "no vLLM section: torch.utils.collect_env output (or cut before it); vLLM version unknown"
         )
+
+
+def _fragment(result: ParseResult, reading: _Reading) -> bool:
+    """A piece pasted from the middle (no head of the output): say which parts it holds; True if so."""
+    if reading.sectioned:
+        first = reading.sections[0] if reading.sections else ""
+        if not first or first == _SECTION_TITLES[0] or _KEY_OS in reading.values:
+            return False
+        shown = ", ".join(f"'{name}'" for name in reading.sections)
+        result.notes.append(
+            f"a piece of collect_env output: only the {shown} section(s); the rest is not shown"
+        )
+        return True
+    if _KEY_TORCH in reading.values or _KEY_OS in reading.values:
+        return False
+    parts = [
+        label
+        for present, label in (
+            (reading.saw_libraries or bool(reading.packages), "library versions"),
+            (_KEY_VLLM in reading.values, "vLLM version"),
+            (_KEY_BUILD_FLAGS in reading.values, "vLLM build flags"),
+            (bool(reading.topology), "GPU topology"),
+            (bool(reading.env), "environment variables"),
+            (bool(reading.gpu_models) or _KEY_DRIVER in reading.values, "GPU view"),
+        )
+        if present
+    ]
+    if not parts:
+        return False
+    result.notes.append(f"a piece of collect_env output: only {', '.join(parts)}; the rest is not shown")
+    return True

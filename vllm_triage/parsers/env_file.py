@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult, PasteLine, clean_paste
 
 KIND_FILE = "env_file.assignments"
@@ -39,9 +40,7 @@ _PROGRAM_WORD = re.compile(
     r"^(?:\S*/)?(?:python[\d.]*|vllm|docker|podman|uv|uvx|conda|torchrun|accelerate|ray|exec|nohup"
     r"|bash|sh|curl|env|sudo|time|\S+\.sh|\S+\.py)$"
 )
-_VLLM_LOG = re.compile(
-    r"\b(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+\.py:\d+\]"
-)
+_VLLM_LOG = re.compile(rf"\b(?:{prefixes.LOGGER_HEAD}) \[?[\w./-]+\.py:\d+\]")
 # Whole words of the name: HF_TOKEN and AWS_SECRET_ACCESS_KEY are secrets, MAX_TOKENS and
 # TOKENIZERS_PARALLELISM are not.
 _SECRET_WORDS = {

@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult, Problem, clean_paste
+from vllm_triage.parsers.launch.lexer import lex_script
 from vllm_triage.provenance import Provenance
 
 KIND_JSON = "request.json"
@@ -34,14 +36,41 @@ _SUMMARISED = {"messages", "prompt", "max_completion_tokens", "tools", "function
 _PROMPT_LINE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.@-]+[:@][^\s$#]*\s*)?\$\s+(?=\S)")
 _WINDOWS_PROMPT = re.compile(r"^\s*(?:PS )?[A-Za-z]:\\[^>\n]*>\s*(?=\S)")
 _ROOT_PROMPT = re.compile(r"^\s*(?:[\w.@-]+[:@][^\s$#]*\s*)?#\s+(?=curl\b)")
-_CURL_WORD = re.compile(r"(?:^|[\s|;&(])(?:\S*/)?curl(?:\.exe)?(?=\s|$)")
+MAX_DIRECTORY = 4096
+_CURL_NAME = re.compile(r"curl(?:\.exe)?(?=\s|$)")
+_WORD_START = re.compile(r"[\s|;&(]")
+
+
+def _has_curl_word(line: str) -> bool:
+    """`curl` as a command word (`curl`, `/usr/bin/curl`, `| curl`), found from the literal out.
+
+    A pattern that tries every start position and rescans the token's directory part
+    (`(?:\\S*/)?curl` after a delimiter) is quadratic on a long line of `(` or `/`; here each
+    occurrence of the word is checked once, looking back only to the start of its token.
+    """
+    for match in _CURL_NAME.finditer(line):
+        start = match.start()
+        window = max(0, start - MAX_DIRECTORY)
+        token_start = max((m.end() for m in _WORD_START.finditer(line, window, start)), default=None)
+        if token_start is None:
+            if window > 0:
+                continue  # a "directory" longer than any path: not a command word
+            token_start = 0
+        prefix = line[token_start:start]
+        if prefix == "" or prefix.endswith("/"):
+            return True
+    return False
+
+
 _DOCKER_INSPECT_KEYS = {"Config", "HostConfig", "State", "GraphDriver", "NetworkSettings", "Mounts"}
 _REQUEST_KEYS = {"messages", "prompt"}
 _SAMPLING_KEYS = {"max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k", "stream", "n"}
 # A server log line or a server launch: such a file is a log or a launch command, even with a curl in it.
 _NOT_A_REQUEST = re.compile(
-    r"(?m)\b(?:DEBUG|INFO|WARNING|ERROR) \d\d-\d\d \d\d:\d\d:\d\d \[?[\w./-]+\.py:\d+\]"
-    r"|^\s*(?:\S+=\S+\s+)*(?:vllm serve\b|python[\d.]* -m vllm\.entrypoints|(?:docker|podman) run\b)"
+    rf"(?m)\b(?:{prefixes.LOGGER_HEAD}) \[?[\w./-]+\.py:\d+\]"
+    # NAME=value assignments before the command, read deterministically (no name holds `=`, the
+    # group never gives back): `\S+=\S+\s+` backtracked quadratically on a line of `\r`s or `=`s.
+    r"|^[ \t]*(?:[^\s=]+=\S*[ \t]+)*+(?:vllm serve\b|python[\d.]* -m vllm\.entrypoints|(?:docker|podman) run\b)"
 )
 _CONCURRENCY_COMMENT = re.compile(r"#.*?\bconcurren(?:cy|t)\b\D{0,12}(\d+)", re.IGNORECASE)
 
@@ -123,7 +152,7 @@ def looks_like(text: str) -> bool:
     if _NOT_A_REQUEST.search(cleaned):
         return False  # a log or a launch script that merely contains a curl line
     for line in cleaned.splitlines():
-        if _CURL_WORD.search(line) and not line.lstrip().startswith("#"):
+        if _has_curl_word(line) and not line.lstrip().startswith("#"):
             return "/v1/" in cleaned or bool(re.search(r"\s(?:-d|--data\S*|--json)\b", cleaned))
     return False
 
@@ -418,88 +447,14 @@ def _apply_curl_option(curl: _Curl, option: str, value: _Token) -> None:
         curl.auth = _Token("Authorization: Bearer", value.line)
 
 
-# ------------------------------------------------------------------------------ shell tokenising
-
-
 def _shell_commands(text: str) -> list[list[_Token]]:
-    """Split text into simple commands of words, each word with the line it starts on.
-
-    Follows POSIX quoting (single quotes literal, double quotes with backslash escapes) and joins
-    backslash / PowerShell-backtick / cmd-caret continuations; `|`, `;`, `&`, `&&`, `||` and
-    unescaped newlines end a command; `#` at the start of a word starts a comment.
-    """
-    commands: list[list[_Token]] = []
-    words: list[_Token] = []
-    current: list[str] | None = None
-    start = 1
-    line = 1
-    quote = ""
-    index = 0
-    length = len(text)
-
-    def finish_word() -> None:
-        nonlocal current
-        if current is not None:
-            words.append(_Token("".join(current), start))
-            current = None
-
-    def finish_command() -> None:
-        nonlocal words
-        finish_word()
+    """Simple commands of words with the line each starts on, from the project's one shell lexer
+    (quotes across lines, continuations, comments, `|`, `;`, `&&`, newlines)."""
+    commands = []
+    for simple in lex_script(text):
+        words = [_Token(token.text, token.line or 1) for token in simple.words]
         if words:
             commands.append(words)
-        words = []
-
-    while index < length:
-        char = text[index]
-        nxt = text[index + 1] if index + 1 < length else ""
-        if quote == "'":
-            if char == "'":
-                quote = ""
-            else:
-                current.append(char)  # type: ignore[union-attr]
-        elif quote == '"':
-            if char == "\\" and nxt in '"\\$`\n':
-                if nxt != "\n":
-                    current.append(nxt)  # type: ignore[union-attr]
-                else:
-                    line += 1
-                index += 2
-                continue
-            if char == '"':
-                quote = ""
-            else:
-                current.append(char)  # type: ignore[union-attr]
-        elif char in "\\`^" and (nxt == "\n" or (nxt == "\r" and text[index + 2 : index + 3] == "\n")):
-            index += 2 if nxt == "\n" else 3
-            line += 1
-            continue
-        elif char == "\\" and nxt:
-            if current is None:
-                current, start = [], line
-            current.append(nxt)
-            index += 2
-            continue
-        elif char in "'\"":
-            if current is None:
-                current, start = [], line
-            quote = char
-        elif char == "#" and current is None:
-            end = text.find("\n", index)
-            index = length if end < 0 else end
-            continue
-        elif char in "\n;|&":
-            finish_command()
-        elif char in " \t\r":
-            finish_word()
-        else:
-            if current is None:
-                current, start = [], line
-            current.append(char)
-        if char == "\n":
-            line += 1
-        index += 1
-    finish_command()
     return commands
 
 

@@ -15,8 +15,9 @@ Lines read (first occurrence of each; everything else is skipped without being p
     Using FLASH_ATTN attention backend out of potential backends: […]  -> fact attention.backend
 
 Lines may carry any prefix a real log has (docker/kubectl timestamps, compose `svc-1  | `,
-journald, ANSI colours, `(EngineCore_DP0 pid=7)` process prefixes, the vLLM logger prefix);
-they are stripped before matching. Line numbers count `\\n` (as `wc -l` and editors do).
+journald, CRI, ANSI colours, JSON envelopes, `(EngineCore_DP0 pid=7)` process prefixes, the vLLM
+logger prefix); they are stripped by `vllm_triage.ingest.prefixes`, the grammar the LogFrame
+uses, so every line triage understands is read here too. Line numbers count `\\n` (as `wc -l` and editors do).
 """
 
 from __future__ import annotations
@@ -27,24 +28,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult
 
 KIND = "vllm_log.config"
 NAMESPACE_NOTE = "Namespace (all args, defaults included)"
 NON_DEFAULT_NOTE = "non-default args"
-
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_TRANSPORT = re.compile(
-    r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+(?:(?:stdout|stderr) [FP] )?)?"
-    r"(?:[\w.-]+\s*\|\s?)?"  # docker compose service prefix
-    r"(?:\S+ +\d{1,2} \d\d:\d\d:\d\d \S+ [\w.@-]+\[\d+\]: )?"  # journald
-)
-_PROCESS = re.compile(r"^\s*\((?:[A-Za-z_][\w .=-]*? )?pid=\d+(?:, ip=[\d.:a-fA-F]+)?\)\s*")
-_RANK = re.compile(r"^\[rank\d+\]:\s*")
-_LOGGER = re.compile(
-    r"^(?:\S+ )?(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
-    r" \[?(?P<file>[\w./…-]+?\.py):\d+\] ?"
-)
 
 _VERSION_API = re.compile(r"vLLM (?:API )?server version (?P<version>\S+?)(?:,| serving|$)")
 _SERVING = re.compile(r"vLLM server version (?P<version>\S+), serving model (?P<model>\S+)")
@@ -122,28 +111,15 @@ def looks_like(text: str) -> bool:
         return False
     if any(marker in head for marker in _STRONG_MARKERS) or _VLLM_FRAME.search(head):
         return True
-    prefixed = sum(1 for line in head.splitlines()[:2000] if _LOGGER.match(_strip_prefixes(line)))
+    prefixed = sum(1 for line in head.splitlines()[:2000] if prefixes.split_line(line).logger == "vllm")
     return prefixed >= 2
 
 
 def strip_line(line: str) -> tuple[str, str | None]:
-    """(message, logger file) of one raw log line: transport, ANSI, process and logger prefixes removed."""
-    message = _strip_prefixes(line).rstrip()
-    logger = _LOGGER.match(message)
-    if logger:
-        return message[logger.end() :], logger.group("file")
-    return message, None
-
-
-def _strip_prefixes(line: str) -> str:
-    line = _ANSI.sub("", line).rstrip("\r\n")
-    line = _TRANSPORT.sub("", line, count=1)
-    # Prefixes stack (`(APIServer pid=1) (EngineCore_0 pid=2) …`): peel them all.
-    while True:
-        peeled = _RANK.sub("", _PROCESS.sub("", line, count=1), count=1)
-        if peeled == line:
-            return line
-        line = peeled
+    """(message, logger file) of one raw log line, by the one prefix grammar (the LogFrame's):
+    transports, JSON envelope, ANSI, process, rank and logger prefixes removed."""
+    parts = prefixes.split_line(line, json_lines=True)
+    return parts.message.rstrip(), prefixes.source_file(parts)
 
 
 # ------------------------------------------------------------------------------------ line search

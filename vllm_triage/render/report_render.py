@@ -8,8 +8,8 @@ import json
 import re
 from typing import Any
 
+from vllm_triage.ingest.prefixes import strip_ansi
 from vllm_triage.render.templates import render
-from vllm_triage.render.text_layout import ANSI
 from vllm_triage.render.timeline import PHASE_LABELS, timeline
 
 _BACKTICKS = re.compile(r"`+")
@@ -39,7 +39,7 @@ def md(text: Any) -> str:
 
 def plain(text: Any) -> str:
     """Terminal colour codes out of pasted text (they are noise in an issue or a page)."""
-    return ANSI.sub("", str(text))
+    return strip_ansi(str(text))
 
 
 def helpers() -> dict[str, Any]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+from vllm_triage.ingest.prefixes import ANSI_RE as ANSI  # the tool's one pattern for terminal escapes
+
 DEFAULT_WIDTH = 80
 MIN_WIDTH = 40
 # `/usr/local/lib/python3.12/dist-packages/vllm/…` → `…/vllm/…`: the install prefix is the same on

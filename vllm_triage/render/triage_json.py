@@ -46,6 +46,8 @@ def triage_to_json(result: TriageResult, requests: dict[str, int] | None = None)
         "inputs": result.inputs,
         "phase": result.phase,
         "phase_reason": chosen.phase_reason if chosen else "no vLLM log",
+        "phase_confidence": chosen.phase_confidence if chosen else "low",
+        "phase_alternative": chosen.phase_alternative if chosen else None,
         "milestones": [m.to_json() for m in chosen.milestones] if chosen else [],
         "last_milestone": chosen.milestones[-1].name if chosen and chosen.milestones else None,
         "first_missing_milestone": chosen.first_missing if chosen else None,

@@ -1,0 +1,263 @@
+"""The one prefix grammar: every transport and vLLM prefix form, read the same way line by line
+(`split_line`, for the log-config reader, signatures and sniffing) and vectorised (the LogFrame)."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from vllm_triage.compare.signature import normalise
+from vllm_triage.ingest.prefixes import Parts, split_line, strip_ansi
+from vllm_triage.logframe import parse_lines
+from vllm_triage.parsers.vllm_log_config import strip_line
+
+MESSAGE = "RuntimeError: NCCL error: unhandled system error"
+# (line, what split_line must find) — one entry per prefix form and generation.
+LINES: list[tuple[str, Parts]] = [
+    (
+        "INFO 08-06 12:34:56 api_server.py:528] vLLM API server version 0.6.3",
+        Parts(
+            "vLLM API server version 0.6.3",
+            None,
+            "08-06 12:34:56",
+            "INFO",
+            source="api_server.py:528",
+            logger="vllm",
+        ),
+    ),
+    (
+        "INFO 01-28 13:42:20 async_llm_engine.py:68] Engine is gracefully shutting down.",
+        Parts(
+            "Engine is gracefully shutting down.",
+            None,
+            "01-28 13:42:20",
+            "INFO",
+            source="async_llm_engine.py:68",
+            logger="vllm",
+        ),
+    ),
+    (
+        "(EngineCore_DP0 pid=263) INFO 11-04 15:23:28 [core.py:718] Waiting for init message",
+        Parts(
+            "Waiting for init message",
+            None,
+            "11-04 15:23:28",
+            "INFO",
+            "EngineCore_DP0",
+            None,
+            263,
+            "core.py:718",
+            "vllm",
+        ),
+    ),
+    (
+        "(VllmWorker rank=1 pid=4711) ERROR 05-12 19:01:18 [multiproc_executor.py:470] WorkerProc hit an exception.",
+        Parts(
+            "WorkerProc hit an exception.",
+            None,
+            "05-12 19:01:18",
+            "ERROR",
+            "VllmWorker rank=1",
+            1,
+            4711,
+            "multiproc_executor.py:470",
+            "vllm",
+        ),
+    ),
+    (
+        "(RayWorkerWrapper pid=812, ip=10.0.0.7) INFO 03-02 10:11:12 worker.py:71] Loading model weights took 6.2 GB",
+        Parts(
+            "Loading model weights took 6.2 GB",
+            None,
+            "03-02 10:11:12",
+            "INFO",
+            "RayWorkerWrapper@10.0.0.7",
+            None,
+            812,
+            "worker.py:71",
+            "vllm",
+        ),
+    ),
+    (
+        '(APIServer pid=1) (EngineCore_0 pid=2)   File "/x/vllm/v1/engine/core.py", line 9, in run',
+        Parts('  File "/x/vllm/v1/engine/core.py", line 9, in run', process="EngineCore_0", pid=2),
+    ),
+    # a custom --logging-config format: year and milliseconds, no location
+    (
+        "INFO 2025-11-04 15:23:28,123 Starting vLLM API server on http://0.0.0.0:8000",
+        Parts(
+            "Starting vLLM API server on http://0.0.0.0:8000",
+            None,
+            "2025-11-04 15:23:28",
+            "INFO",
+            logger="vllm",
+        ),
+    ),
+    (
+        "[node-3] WARNING 02-02 02:02:02 [loader.py:447] slow disk",
+        Parts("slow disk", None, "02-02 02:02:02", "WARNING", source="loader.py:447", logger="vllm"),
+    ),
+    ("2025-09-21T18:00:01.123456789Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01.123456789Z")),
+    ("vllm-openai-1  | 2025-09-21T18:00:01Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01Z")),
+    ("[pod/vllm-0/vllm] 2025-09-21T18:00:01Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01Z")),
+    ("2025-09-21T18:00:01.5Z stderr F " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01.5Z")),
+    ("Sep 21 18:05:01 gpu-node-07 vllm[361682]: " + MESSAGE, Parts(MESSAGE, "Sep 21 18:05:01")),
+    (
+        "2025-09-21T18:05:01+0200 gpu-node-07 vllm[361682]: " + MESSAGE,
+        Parts(MESSAGE, "2025-09-21T18:05:01+0200"),
+    ),
+    ("[vllm]: " + MESSAGE, Parts(MESSAGE)),
+    (
+        "\x1b[0;36m(Worker_TP0 pid=9)\x1b[0;0m \x1b[31mERROR\x1b[0m \x1b[90m11-04 15:23:28\x1b[0m "
+        "\x1b[90m[gpu_worker.py:12]\x1b[0m boom",
+        Parts("boom", None, "11-04 15:23:28", "ERROR", "Worker_TP0", 0, 9, "gpu_worker.py:12", "vllm"),
+    ),
+    ("│ " + MESSAGE + "      │", Parts(MESSAGE)),
+    ("[rank1]: " + MESSAGE, Parts(MESSAGE, rank=1)),
+    (
+        "[rank0]:[E1203 09:01:02.114581552 ProcessGroupNCCL.cpp:632] Watchdog caught collective operation timeout",
+        Parts(
+            "Watchdog caught collective operation timeout",
+            None,
+            "12-03 09:01:02",
+            "ERROR",
+            rank=0,
+            source="ProcessGroupNCCL.cpp:632",
+            logger="c10d",
+        ),
+    ),
+    (
+        "INFO:     Application startup complete.",
+        Parts("Application startup complete.", level="INFO", logger="uvicorn"),
+    ),
+    (
+        "2024-11-20 10:02:15,482\tINFO worker.py:1654 -- Connecting to existing Ray cluster",
+        Parts(
+            "Connecting to existing Ray cluster",
+            None,
+            "2024-11-20 10:02:15",
+            "INFO",
+            source="worker.py:1654",
+            logger="iso",
+        ),
+    ),
+    # a format without %(asctime)s keeps the bracketed location; `INFO word` is no logger prefix
+    (
+        "ERROR [core.py:718] EngineCore failed to start.",
+        Parts("EngineCore failed to start.", level="ERROR", source="core.py:718", logger="vllm"),
+    ),
+    ("WARNING something happened", Parts("WARNING something happened")),
+    (MESSAGE, Parts(MESSAGE)),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), LINES, ids=[str(i) for i in range(len(LINES))])
+def test_split_line_reads_every_prefix_form(line: str, expected: Parts) -> None:
+    assert split_line(line) == expected
+
+
+_COLUMNS = ("message", "transport_ts", "vllm_ts", "level", "process", "rank", "pid", "source")
+
+
+def test_the_logframe_reads_every_line_as_split_line_does() -> None:
+    lines = [line for line, _ in LINES]
+    frame = parse_lines(pl.Series("raw", lines), "t.log", 1)
+    for line, row in zip(lines, frame.iter_rows(named=True), strict=True):
+        parts = split_line(line)
+        assert tuple(row[c] for c in _COLUMNS) == tuple(getattr(parts, c) for c in _COLUMNS), line
+
+
+def test_vllm_json_logging_fills_the_same_columns() -> None:
+    """`--logging-config.formatter json` / python-json-logger: one LogRecord per line."""
+    record = json.dumps(
+        {
+            "asctime": "2025-11-04 15:23:28,123",
+            "levelname": "ERROR",
+            "name": "vllm.v1.engine.core",
+            "processName": "EngineCore_DP0",
+            "vllm_process_name": "EngineCore_DP0",
+            "process": 263,
+            "filename": "core.py",
+            "lineno": 718,
+            "message": "EngineCore failed to start.",
+        }
+    )
+    shipped = json.dumps({"log": "INFO 11-04 15:23:29 [core.py:70] ready\n", "time": "2025-11-04T15:23:29Z"})
+    frame = parse_lines(pl.Series("raw", [record, shipped]), "t.log", 1, json_lines=True)
+    rows = list(frame.iter_rows(named=True))
+    assert tuple(rows[0][c] for c in _COLUMNS) == (
+        "EngineCore failed to start.",
+        None,
+        "11-04 15:23:28",
+        "ERROR",
+        "EngineCore_DP0",
+        None,
+        263,
+        "core.py:718",
+    )
+    assert (rows[1]["message"], rows[1]["transport_ts"], rows[1]["level"]) == (
+        "ready",
+        "2025-11-04T15:23:29Z",
+        "INFO",
+    )
+    for line, row in zip([record, shipped], rows, strict=True):
+        parts = split_line(line, json_lines=True)
+        assert tuple(row[c] for c in _COLUMNS) == tuple(getattr(parts, c) for c in _COLUMNS)
+    # A shipper's own `level` is its guess, not the logger's: only a LogRecord's levelname counts.
+    guess = json.dumps({"ts": "2025-11-04T15:23:29Z", "level": "info", "msg": MESSAGE})
+    assert split_line(guess, json_lines=True) == Parts(MESSAGE, "2025-11-04T15:23:29Z")
+    # The main process (API server, V0 engine) prints its text lines unprefixed: its records too.
+    main = json.dumps({"levelname": "INFO", "processName": "MainProcess", "process": 1, "message": "m"})
+    assert split_line(main, json_lines=True) == Parts("m", level="INFO")
+    main_row = parse_lines(pl.Series("raw", [main]), "t.log", 1, json_lines=True).row(0, named=True)
+    assert (main_row["process"], main_row["pid"], main_row["level"]) == (None, None, "INFO")
+    # A JSON value printed on a line of its own is left as it is.
+    assert split_line('{"a": 1}', json_lines=True).message == '{"a": 1}'
+
+
+def test_the_log_config_reader_and_signatures_use_the_grammar() -> None:
+    line = "[pod/vllm-0/vllm] 2025-09-21T18:00:01Z (APIServer pid=1) INFO 11-04 15:23:28 [api_server.py:1839] vLLM API server version 0.11.0"
+    assert strip_line(line) == ("vLLM API server version 0.11.0", "api_server.py")
+    assert strip_line("Sep 21 18:05:01 node vllm[3]: INFO 11-04 15:23:28 [core.py:1] x") == ("x", "core.py")
+    assert normalise("2025-09-21T18:00:01.5Z stderr F [rank3]: " + MESSAGE) == normalise(MESSAGE)
+
+
+def test_strip_ansi_takes_every_terminal_escape() -> None:
+    assert (
+        strip_ansi("\x1b[1;36mA\x1b[0;0m \x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b(Bz\x1b[2K") == "A link z"
+    )
+    assert strip_ansi("plain") == "plain"
+
+
+def _shipped(lines: list[str]) -> dict[str, list[str]]:
+    """The same server start through transports the old log-config reader did not know."""
+    return {
+        "cri-file": [f"2025-11-04T15:23:2{i}.5Z stdout F {line}" for i, line in enumerate(lines)],
+        "journald-short-iso": [f"2025-11-04T15:23:28+0100 gpu7 vllm[3]: {line}" for line in lines],
+        "shipper-tag-kubectl": [f"[vllm]: [pod/vllm-0/vllm] 2025-11-04T15:23:28Z {line}" for line in lines],
+        "vllm-json": [
+            json.dumps(
+                {"asctime": "2025-11-04 15:23:28,001", "levelname": "INFO", "processName": "MainProcess",
+                 "process": 1, "filename": "api_server.py", "lineno": 1839, "message": split_line(line).message}
+            )
+            for line in lines
+        ],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("transport", sorted(_shipped(["x"])))
+def test_a_log_triage_reads_has_its_configuration_read(transport: str) -> None:
+    from vllm_triage.parsers import vllm_log_config
+
+    lines = [
+        "(APIServer pid=1) INFO 11-04 15:23:28 [api_server.py:1839] vLLM API server version 0.11.0",
+        "(APIServer pid=1) INFO 11-04 15:23:28 [utils.py:233] non-default args: {'model': 'Qwen/Qwen3-8B', "
+        "'tensor_parallel_size': 2}",
+    ]
+    text = "\n".join(_shipped(lines)[transport]) + "\n"
+    assert vllm_log_config.looks_like(text)
+    result = vllm_log_config.parse(text, "vllm.log")
+    assert result.facts["vllm.version"].value == "0.11.0"
+    assert result.knobs["arg.tensor_parallel_size"].value == 2

@@ -1,0 +1,138 @@
+"""Compose with an entrypoint override plus a command list; Kubernetes command/args as a list or
+as one `sh -c` string whose script is lexed like a shell session."""
+
+from __future__ import annotations
+
+from launch_helpers import family, line, read, value
+
+from vllm_triage.parsers.launch import parse
+
+
+def test_compose_entrypoint_override_and_command_list():
+    result = read("compose-entrypoint-override.yaml")
+    assert value(result, "launcher") == "compose"
+    assert family(result, "arg.") == {
+        "model": "Qwen/Qwen3-8B",
+        "tensor_parallel_size": "2",
+        "max_model_len": "16384",
+    }
+    assert line(result, "arg.tensor_parallel_size") == 11
+    assert value(result, "container.gpus") == "device=0,1"
+    assert family(result, "env.") == {"HF_TOKEN": "${HF_TOKEN}", "VLLM_LOGGING_LEVEL": "DEBUG"}
+    assert any("the container runs python -m vllm.entrypoints.openai.api_server" in n for n in result.notes)
+
+
+def test_compose_entrypoint_vllm_serve_with_the_model_in_command():
+    text = (
+        "services:\n  llm:\n    image: vllm/vllm-openai:v0.11.0\n    entrypoint: [vllm, serve]\n"
+        '    command: ["google/gemma-3-12b-it", "--max-model-len", "4096", "-tp", "2"]\n    gpus: all\n'
+    )
+    result = parse(text, "compose.yaml")
+    assert family(result, "arg.") == {
+        "model": "google/gemma-3-12b-it",
+        "max_model_len": "4096",
+        "tensor_parallel_size": "2",
+    }
+    assert value(result, "container.gpus") == "all"
+
+
+def test_compose_shell_entrypoint_expands_the_container_env():
+    text = (
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.2\n    environment:\n      MODEL: Qwen/Qwen3-8B\n"
+        '    entrypoint: ["/bin/sh", "-c", "vllm serve $$MODEL --max-model-len 8192"]\n'
+    )
+    assert family(parse(text, "compose.yaml"), "arg.") == {"model": "Qwen/Qwen3-8B", "max_model_len": "8192"}
+
+
+def test_kubernetes_bash_dash_c_double_dash_block_script():
+    result = read("k8s-sh-c-string.yaml")
+    assert value(result, "launcher") == "kubernetes"
+    assert family(result, "arg.") == {
+        "model": "/models/llama",
+        "served_model_name": "llama-8b",
+        "max_model_len": "8192",
+        "tensor_parallel_size": "2",
+    }
+    assert line(result, "arg.max_model_len") == 20
+    assert value(result, "container.gpus") == "2"
+    assert family(result, "env.") == {"MODEL": "meta-llama/Llama-3.1-8B-Instruct", "VLLM_USE_V1": "1"}
+
+
+def test_kubernetes_command_as_one_sh_c_string_and_as_a_list_item():
+    one_string = (
+        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - name: vllm\n      image: vllm/vllm-openai:v0.9.0\n"
+        '      command: sh -c "vllm serve Qwen/Qwen3-4B --max-model-len 4096"\n'
+    )
+    assert family(parse(one_string, "pod.yaml"), "arg.") == {
+        "model": "Qwen/Qwen3-4B",
+        "max_model_len": "4096",
+    }
+    listed = (
+        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - name: vllm\n      image: vllm/vllm-openai:v0.9.0\n"
+        '      command: ["/bin/sh", "-c"]\n'
+        '      args: ["pip list | grep vllm && vllm serve Qwen/Qwen3-8B -tp 2 --max-model-len 32768"]\n'
+        "      resources:\n        limits:\n          nvidia.com/gpu: 2\n"
+    )
+    result = parse(listed, "pod.yaml")
+    assert family(result, "arg.") == {
+        "model": "Qwen/Qwen3-8B",
+        "tensor_parallel_size": "2",
+        "max_model_len": "32768",
+    }
+    assert value(result, "container.gpus") == "2"
+
+
+def test_kubernetes_folded_args_to_the_image_entrypoint():
+    text = (
+        "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - name: vllm\n      image: vllm/vllm-openai:v0.9.0\n"
+        "      args: >\n        --model Qwen/Qwen3-8B\n        --max-model-len 8192\n"
+    )
+    result = parse(text, "pod.yaml")
+    assert family(result, "arg.") == {"model": "Qwen/Qwen3-8B", "max_model_len": "8192"}
+    assert line(result, "arg.max_model_len") == 9
+
+
+def test_a_string_where_a_mapping_belongs_does_not_stop_the_reading():
+    compose = (
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.2\n    deploy: replicated\n"
+        "    command: [--model, Qwen/Qwen3-8B]\n"
+    )
+    result = parse(compose, "compose.yaml")
+    assert family(result, "arg.") == {"model": "Qwen/Qwen3-8B"} and "container.gpus" not in result.knobs
+    pod = (
+        "apiVersion: v1\nkind: Pod\nspec:\n  volumes: none\n  containers:\n    - name: vllm\n"
+        "      image: vllm/vllm-openai:v0.9.0\n      resources:\n        limits: two-gpus\n      env: HF_HOME\n"
+        "      args: [--model, Qwen/Qwen3-8B]\n"
+    )
+    result = parse(pod, "pod.yaml")
+    assert family(result, "arg.") == {"model": "Qwen/Qwen3-8B"}
+    assert not any("could not be read" in note for note in result.notes)
+
+
+def test_compose_built_locally_with_a_block_list_entrypoint():
+    text = (
+        "services:\n  api:\n    build: .\n    entrypoint:\n      - python3\n      - -m\n"
+        "      - vllm.entrypoints.openai.api_server\n    command:\n      - --model\n      - /models/qwen\n"
+        "      - --tensor-parallel-size\n      - '2'\n"
+    )
+    result = parse(text, "compose.yaml")
+    assert value(result, "launcher") == "compose"
+    assert family(result, "arg.") == {"model": "/models/qwen", "tensor_parallel_size": "2"}
+
+
+def test_fragments_of_a_pod_spec_are_read_for_what_they_hold():
+    listed = (
+        "- name: vllm\n  image: vllm/vllm-openai:v0.8.5\n  args:\n    - --model\n    - Qwen/Qwen2.5-7B-Instruct\n"
+        '  resources:\n    limits:\n      nvidia.com/gpu: "1"\n'
+    )
+    result = parse(listed, "paste.yaml")
+    assert value(result, "launcher") == "kubernetes" and value(result, "container.gpus") == "1"
+    assert family(result, "arg.") == {"model": "Qwen/Qwen2.5-7B-Instruct"}
+    lone = (
+        "name: vllm\nimage: vllm/vllm-openai:v0.8.5\n"
+        'args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "-tp", "2"]\nenv:\n  - name: HF_HOME\n    value: /data\n'
+    )
+    result = parse(lone, "paste.yaml")
+    assert value(result, "launcher") == "kubernetes"
+    assert family(result, "arg.") == {"model": "Qwen/Qwen2.5-7B-Instruct", "tensor_parallel_size": "2"}
+    assert family(result, "env.") == {"HF_HOME": "/data"}

@@ -1,0 +1,63 @@
+"""The one shell lexer, in its two uses: a logical command (launch pastes) and a whole script
+(curl pastes, the checklist's "is this command whole?" test)."""
+
+from __future__ import annotations
+
+from vllm_triage.parsers.launch.lexer import lex_script, tokenize_string
+
+
+def words(simple) -> list[str]:
+    return [token.text for token in simple.words]
+
+
+def test_a_script_keeps_multi_line_quotes_and_the_line_of_every_word():
+    text = (
+        "curl -s http://localhost:8000/v1/completions \\\n"
+        '  -H "Content-Type: application/json" \\\n'
+        '  -d \'{\n    "model": "m",\n    "prompt": "hi"\n  }\'\n'
+        "echo done # trailing comment\n"
+    )
+    first, second = lex_script(text)
+    assert words(first)[:4] == ["curl", "-s", "http://localhost:8000/v1/completions", "-H"]
+    assert words(first)[-1].startswith("{\n") and words(first)[-1].endswith("}")
+    assert [token.line for token in first.words] == [1, 1, 1, 2, 2, 3, 3]
+    assert words(second) == ["echo", "done"] and second.words[0].line == 7
+
+
+def test_powershell_and_cmd_continuations_in_a_script():
+    ps, cmd = lex_script('curl.exe http://x `\n  -d "{}"\ncurl http://y ^\n  -H "A: b" > out.json\n')
+    assert words(ps) == ["curl.exe", "http://x", "-d", "{}"]
+    assert words(cmd) == ["curl", "http://y", "-H", "A: b"]  # the redirection is no argument
+
+
+def test_operators_split_commands_and_unbalanced_quotes_are_noted_not_fatal():
+    notes: list[str] = []
+    commands = lex_script(
+        'pip list | grep vllm && vllm serve m --port 8000 &\nvllm serve "cut\n', notes=notes
+    )
+    assert [words(c) for c in commands][:3] == [
+        ["pip", "list"],
+        ["grep", "vllm"],
+        ["vllm", "serve", "m", "--port", "8000"],
+    ]
+    assert any("unbalanced double quote" in note for note in notes)
+
+
+def test_a_command_string_expands_known_variables_and_keeps_placeholders():
+    tokens = tokenize_string("vllm serve ${MODEL:-Qwen/Qwen3-8B} --api-key <your key> 2>&1", 4)
+    assert [t.text for t in tokens if t.op is None] == [
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-8B",
+        "--api-key",
+        "<your key>",
+    ]
+    assert {t.line for t in tokens} == {4}
+
+
+def test_the_checklist_calls_a_command_with_an_open_quote_cut():
+    from vllm_triage.bundle.checklist_scene import _cut
+
+    assert _cut("vllm serve m \\\n  --chat-template '{% for m in messages %}\n") is not None
+    assert "unbalanced single quote" in _cut("vllm serve m --served-model-name 'x\n")
+    assert _cut("vllm serve m --chat-template '{{ x }}'\n") is None

@@ -1,0 +1,283 @@
+"""The root is an error the failing process did not survive (DESIGN §3), found by structure first.
+
+Each log here is written the way vLLM prints it (V0 and V1 prefixes, bare Python tracebacks) and
+asserts what a careful reader concludes: which line names the cause, in which phase, and which
+errors the server went on after.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+E = "(EngineCore_DP0 pid=157)"
+A = "(APIServer pid=1)"
+
+V1_START = f"""INFO 09-21 11:03:52 [__init__.py:216] Automatically detected platform cuda.
+{A} INFO 09-21 11:03:56 [api_server.py:1896] vLLM API server version 0.10.2
+{A} INFO 09-21 11:03:56 [utils.py:328] non-default args: {{'model_tag': 'org/m', 'model': 'org/m'}}
+{E} INFO 09-21 11:04:10 [core.py:76] Initializing a V1 LLM engine (v0.10.2) with config: model='org/m'
+{E} INFO 09-21 11:04:12 [parallel_state.py:1165] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0
+{E} INFO 09-21 11:04:12 [gpu_model_runner.py:2338] Starting to load model org/m...
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "server.log") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _survived(data: dict) -> list[dict]:
+    return [f for f in data["findings"] if f["id"] == "survived-error"]
+
+
+def test_a_retried_hub_failure_is_survived_and_the_later_fatal_error_is_the_root(tmp_path, triage_json):
+    log = V1_START + (
+        f"{E} WARNING 09-21 11:04:13 [weight_utils.py:90] Retrying listing of repo files\n"
+        f"{E} ERROR 09-21 11:04:13 [weight_utils.py:95] httpcore.ConnectError: [Errno -3] Temporary failure in name resolution\n"
+        f"{E} INFO 09-21 11:04:18 [default_loader.py:268] Loading weights took 4.51 seconds\n"
+        f"{E} INFO 09-21 11:04:18 [gpu_model_runner.py:2392] Model loading took 14.2487 GiB and 5.346811 seconds\n"
+        f"{E} ERROR 09-21 11:04:40 [core.py:718] EngineCore failed to start.\n"
+        f"{E} ERROR 09-21 11:04:40 [core.py:718] Traceback (most recent call last):\n"
+        f'{E} ERROR 09-21 11:04:40 [core.py:718]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/core/kv_cache_utils.py", line 699, in check_enough_kv_cache_memory\n'
+        f'{E} ERROR 09-21 11:04:40 [core.py:718]     raise ValueError("No available memory for the cache blocks. "\n'
+        f"{E} ERROR 09-21 11:04:40 [core.py:718] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("ValueError: No available memory for the cache blocks")
+    assert data["phase"] == "engine_reserve"
+    survived = _survived(data)
+    assert len(survived) == 1
+    assert "Temporary failure in name resolution" in survived[0]["message"]
+    assert "Loading weights took" not in survived[0]["message"]  # the reason names the step, not the text
+    assert "weights_loaded" in survived[0]["message"]
+
+
+def test_an_error_logged_before_the_server_became_ready_is_no_failure(tmp_path, triage_json):
+    log = V1_START + (
+        f"{E} ERROR 09-21 11:04:13 [weight_utils.py:120] Cannot list revisions: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /api/models/org/m\n"
+        f"{E} INFO 09-21 11:04:18 [default_loader.py:268] Loading weights took 4.51 seconds\n"
+        f"{E} INFO 09-21 11:05:02 [core.py:214] init engine (profile, create kv cache, warmup model) took 41.2 seconds\n"
+        f"{A} INFO 09-21 11:05:04 [api_server.py:1971] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+        f"{A} INFO:     Application startup complete.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "none"
+    assert data["first_error"] is None
+    assert "Cannot list revisions" in _survived(data)[0]["message"]
+
+
+def test_a_request_error_followed_by_served_requests_is_survived(tmp_path, triage_json):
+    log = V1_START + (
+        f"{A} INFO:     Application startup complete.\n"
+        f'{A} INFO:     10.0.0.7:40112 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        f"{E} ERROR 09-21 12:10:00 [core.py:800] RuntimeError: shape '[0, -1, 128]' is invalid for input of size 71680\n"
+        f'{A} INFO:     10.0.0.7:40113 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+        f'{A} INFO:     10.0.0.7:40114 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "none"
+    assert "went on serving requests" in _survived(data)[0]["message"]
+
+
+def test_a_request_error_followed_only_by_500s_is_the_root(tmp_path, triage_json):
+    log = V1_START + (
+        f"{A} INFO:     Application startup complete.\n"
+        f"{E} ERROR 09-21 12:10:00 [core.py:800] RuntimeError: shape '[0, -1, 128]' is invalid for input of size 71680\n"
+        f'{A} INFO:     10.0.0.7:40113 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+        f'{A} INFO:     10.0.0.7:40114 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "request"
+    assert data["first_error"]["message"].startswith("RuntimeError: shape")
+    assert _survived(data) == []
+
+
+def test_a_restart_after_the_error_is_not_survival(tmp_path, triage_json):
+    restarted = V1_START.replace("11:0", "11:2")
+    log = V1_START + (
+        f"{E} ERROR 09-21 11:04:13 [core.py:718] ValueError: Unsupported attention head size 80\n"
+        + restarted
+        + f"{E} INFO 09-21 11:24:18 [default_loader.py:268] Loading weights took 4.51 seconds\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"] == "ValueError: Unsupported attention head size 80"
+
+
+def test_a_bare_cli_traceback_after_an_info_line_is_the_root(tmp_path, triage_json):
+    # `vllm serve` validates --chat-template before logging is configured: Python prints the
+    # traceback with no prefix right after the last INFO line.
+    log = (
+        "INFO 11-20 09:12:01 [__init__.py:216] Automatically detected platform cuda.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/bin/vllm", line 10, in <module>\n'
+        "    sys.exit(main())\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/cli/main.py", line 54, in main\n'
+        "    cmd.validate(args)\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/cli/serve.py", line 62, in validate\n'
+        "    validate_parsed_serve_args(args)\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/openai/cli_args.py", line 290, in validate_parsed_serve_args\n'
+        "    validate_chat_template(args.chat_template)\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/entrypoints/chat_utils.py", line 410, in validate_chat_template\n'
+        "    raise ValueError(\n"
+        "ValueError: The supplied chat template string (./tmpl.jinja) appears path-like, but doesn't exist!\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("ValueError: The supplied chat template string")
+    assert data["first_error"]["kind"] == "root"
+    assert data["phase"] == "config"
+
+
+def test_a_prefixed_info_line_is_not_the_headline_of_a_bare_traceback(tmp_path, triage_json):
+    log = (
+        "INFO 07-14 12:14:17 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: model='org/m'\n"
+        "INFO 07-14 12:14:20 model_runner.py:1072] Starting to load model org/m...\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/app/run.py", line 7, in <module>\n'
+        '    llm = LLM(model="org/m")\n'
+        '  File "/opt/venv/lib/python3.10/site-packages/vllm/worker/model_runner.py", line 1074, in load_model\n'
+        "    self.model = get_model(vllm_config=self.vllm_config)\n"
+        '  File "/opt/venv/lib/python3.10/site-packages/torch/utils/_device.py", line 106, in __torch_function__\n'
+        "    return func(*args, **kwargs)\n"
+        'RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":995, please report a bug to PyTorch.\n'
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT")
+    assert data["phase"] == "weight_load"
+
+
+def test_the_exception_line_names_the_cause_not_the_generic_headline(tmp_path, triage_json):
+    log = V1_START + (
+        f"{A} INFO:     Application startup complete.\n"
+        f"{E} ERROR 09-21 12:00:01 [core.py:861] Invocation of wake_up method failed\n"
+        f"{E} ERROR 09-21 12:00:01 [core.py:861] Traceback (most recent call last):\n"
+        f'{E} ERROR 09-21 12:00:01 [core.py:861]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 858, in _handle_client_request\n'
+        f"{E} ERROR 09-21 12:00:01 [core.py:861]     output.result = method(\n"
+        f'{E} ERROR 09-21 12:00:01 [core.py:861]   File "/usr/local/lib/python3.12/dist-packages/vllm/device_allocator/cumem.py", line 244, in wake_up\n'
+        f"{E} ERROR 09-21 12:00:01 [core.py:861]     create_and_map(handle)\n"
+        f"{E} ERROR 09-21 12:00:01 [core.py:861] RuntimeError: CUDA Error: invalid argument at /workspace/csrc/cumem_allocator.cpp:62\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    fe = data["first_error"]
+    assert fe["message"].startswith("RuntimeError: CUDA Error: invalid argument")
+    assert fe["block"]["start"] < fe["line"]  # the block still spans the headline
+    assert data["phase"] == "request"
+
+
+def test_an_engine_that_vanished_without_a_traceback_is_placed_after_its_last_milestone(
+    tmp_path, triage_json
+):
+    log = (
+        "INFO 01-16 18:11:30 api_server.py:585] vLLM API server version 0.6.4.post1\n"
+        "INFO 01-16 18:11:35 llm_engine.py:249] Initializing an LLM engine (v0.6.4.post1) with config: model='org/m'\n"
+        "INFO 01-16 18:11:40 model_runner.py:1072] Starting to load model org/m...\n"
+        "INFO 01-16 18:11:50 model_runner.py:1077] Loading model weights took 2.0512 GB\n"
+        "INFO 01-16 18:11:59 worker.py:232] Memory profiling results: total_gpu_memory=23.99GiB\n"
+        "INFO 01-16 18:11:59 gpu_executor.py:113] # GPU blocks: 20671, # CPU blocks: 11915\n"
+        "INFO 01-16 18:11:59 gpu_executor.py:117] Maximum concurrency for 2048 tokens per request: 161.49x\n"
+        "Task exception was never retrieved\n"
+        "future: <Task finished name='Task-2' coro=<MQLLMEngineClient.run_output_handler_loop() done, defined at /usr/local/lib/python3.12/dist-packages/vllm/engine/multiprocessing/client.py:178> exception=ZMQError('Operation not supported')>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/engine/multiprocessing/client.py", line 184, in run_output_handler_loop\n'
+        "    while await self.output_socket.poll(timeout=VLLM_RPC_TIMEOUT\n"
+        '  File "/usr/local/lib/python3.12/dist-packages/zmq/_future.py", line 400, in poll\n'
+        "    raise _zmq.ZMQError(_zmq.ENOTSUP)\n"
+        "zmq.error.ZMQError: Operation not supported\n"
+        "RuntimeError: Engine process failed to start. See stack trace for the root cause.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    fe = data["first_error"]
+    assert fe["message"] == "Maximum concurrency for 2048 tokens per request: 161.49x"
+    assert fe["category"] == "process_died_without_traceback"
+    assert data["phase"] == "engine_reserve"
+    assert any(f["id"] == "died-without-traceback" and f["severity"] == "error" for f in data["findings"])
+    assert {c["rule"] for c in data["consequences"]} >= {"engine.client_socket_closed"}
+
+
+def test_a_one_line_error_is_placed_by_the_traceback_that_unwinds_it(tmp_path, triage_json):
+    # No milestones in the paste: the one-line OOM is placed by the call path of the traceback
+    # the same process prints right after it.
+    log = (
+        f"{E} ERROR 11-05 12:19:32 [linear.py:210] Failed to create unquantized linear weights: CUDA out of memory. Tried to allocate 896.00 MiB.\n"
+        f"{E} ERROR 11-05 12:19:32 [core.py:708] EngineCore failed to start.\n"
+        f"{E} ERROR 11-05 12:19:32 [core.py:708] Traceback (most recent call last):\n"
+        f'{E} ERROR 11-05 12:19:32 [core.py:708]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 2338, in load_model\n'
+        f"{E} ERROR 11-05 12:19:32 [core.py:708]     self.model = model_loader.load_model(\n"
+        f"{E} ERROR 11-05 12:19:32 [core.py:708] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 896.00 MiB.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("Failed to create unquantized linear weights")
+    assert data["phase"] == "weight_load"
+    assert "load_model" in data["phase_reason"]
+
+
+@pytest.mark.parametrize(
+    ("log", "confidence"),
+    [
+        (V1_START + f"{E} ERROR 09-21 11:04:13 [core.py:718] ValueError: something odd happened\n", "medium"),
+        ("ValueError: something odd happened\n", "low"),
+    ],
+)
+def test_phase_confidence_follows_the_evidence(tmp_path, triage_json, log, confidence):
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase_confidence"] == confidence
+
+
+def test_a_multi_line_statement_under_a_frame_is_code_not_an_error(tmp_path, triage_json):
+    w = "(VllmWorker rank=1 pid=301) ERROR 03-13 08:47:26 [multiproc_executor.py:470]"
+    site = "/usr/local/lib/python3.12/dist-packages/vllm/distributed/device_communicators"
+    log = (
+        f"{w} WorkerProc failed to start.\n"
+        f"{w} Traceback (most recent call last):\n"
+        f'{w}   File "{site}/pynccl.py", line 99, in __init__\n'
+        f"{w}     self.comm: ncclComm_t = self.nccl.ncclCommInitRank(\n"
+        f"{w}                             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        f'{w}   File "{site}/pynccl_wrapper.py", line 277, in ncclCommInitRank\n'
+        f'{w}     self.NCCL_CHECK(self._funcs["ncclCommInitRank"](ctypes.byref(comm),\n'
+        f"{w}                     unique_id, rank))  # NCCL error: a comment quoting an error\n"
+        f'{w}   File "{site}/pynccl_wrapper.py", line 256, in NCCL_CHECK\n'
+        f'{w}     raise RuntimeError(f"NCCL error: {{error_str}}")\n'
+        f"{w} RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("RuntimeError: NCCL error: unhandled cuda error")
+    assert data["phase"] == "cuda_init"
+
+
+def _heartbeat(second: int, generated: str) -> str:
+    return (
+        f"{A} INFO 09-21 12:10:{second:02d} [loggers.py:123] Engine 000: Avg prompt throughput: 10.0 tokens/s, "
+        f"Avg generation throughput: {generated} tokens/s, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 4.1%\n"
+    )
+
+
+def test_heartbeats_that_keep_generating_prove_a_request_time_warning_was_survived(tmp_path, triage_json):
+    shm = (
+        f"{E} INFO 09-21 12:10:00 [shm_broadcast.py:466] No available shared memory broadcast block found in 60 "
+        "seconds. This typically happens when some processes are hanging or doing some time-consuming work.\n"
+    )
+    healthy = V1_START + f"{A} INFO:     Application startup complete.\n" + shm
+    data = triage_json(_write(tmp_path, healthy + _heartbeat(10, "95.1") + _heartbeat(20, "88.0")))
+    assert data["phase"] == "none"
+    assert "No available shared memory broadcast block" in _survived(data)[0]["message"]
+    # One heartbeat may still count tokens generated before the hang: no proof.
+    data = triage_json(_write(tmp_path, healthy + _heartbeat(10, "95.1"), name="one.log"))
+    assert data["phase"] == "request"
+    assert _survived(data) == []
+
+
+def test_hub_probes_that_vllm_retries_or_swallows_are_never_the_root(tmp_path, triage_json):
+    # A local model path passed as a repo id: with_retry logs each failed attempt and
+    # try_get_safetensors_metadata swallows the last one; start-up goes on.
+    log = (
+        f"{A} INFO 08-29 11:23:39 [__init__.py:742] Resolved architecture: GptOssForCausalLM\n"
+        f"{A} ERROR 08-29 11:23:39 [config.py:130] Error retrieving safetensors: Repo id must be in the form "
+        "'repo_name' or 'namespace/repo_name': '/data/gpt-oss-20b'. Use `repo_type` argument if needed., retrying 1 of 2\n"
+        f"{A} ERROR 08-29 11:23:41 [config.py:128] Error retrieving safetensors: Repo id must be in the form "
+        "'repo_name' or 'namespace/repo_name': '/data/gpt-oss-20b'. Use `repo_type` argument if needed.\n"
+        f"{A} ERROR 08-29 11:23:45 [core.py:700] ValueError: Unsupported attention head size 80\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"] == "ValueError: Unsupported attention head size 80"

@@ -1,0 +1,124 @@
+"""Fatality: was an error the end of the process that printed it, or did it go on?
+
+DESIGN §3: the root is an error the failing process did not survive. vLLM logs many errors it
+recovers from — a Hub request retried after a DNS failure, "Error retrieving safetensors" that
+falls back to another format, an INFO line about the shared-memory broadcast in a healthy run.
+What proves survival is what the process did next, not the wording of the error:
+
+- a start-up milestone printed after the error by the same process, at or beyond the step it
+  had reached (the process went on with start-up — a retry succeeded or the error was logged
+  and ignored); a milestone earlier in start-up order is a restart, not progress;
+- a milestone of any process two or more steps beyond the furthest one reached before the error
+  (the engine as a whole moved on: KV-cache sizing needs every worker). One step is not enough:
+  the driver of a TP group finishes loading its own weights while another rank is failing;
+- the server becoming ready after the error;
+- once the server was ready: a request served successfully after the error (an HTTP 2xx access
+  line, or generation throughput above zero).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vllm_triage.analysis.model import Row
+from vllm_triage.engine.rules import Rule
+
+# Start-up steps that open a run: seeing one again after an error means the server was
+# restarted, and what follows belongs to another run.
+_RESTART_STEPS = ("platform", "version", "args", "engine_banner")
+# A completion served (health checks only prove the API process lives).
+_SERVED_OK = re.compile(r'"POST /v1/\S* HTTP/[\d.]+" 2\d\d')
+# The stats heartbeat: the first one after an error may still count tokens generated before it,
+# so only a second heartbeat that generated tokens proves the engine kept going (a dead engine
+# prints none: its loop has stopped).
+_GENERATING = re.compile(r"Avg generation throughput: (?!0\.0 )\d[\d.]*")
+HEARTBEATS_NEEDED = 2
+
+
+@dataclass(frozen=True)
+class Survival:
+    """Evidence that the process went on after an error."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Marker:
+    row: Row
+    name: str
+    phase: str
+    order: int
+    serving: bool  # a line printed while serving (access log, stats), not a start-up step
+
+
+def marker_rows(rows: list[Row], rules: dict[str, Rule], order: list[str]) -> list[_Marker]:
+    """Every retained milestone line (not only the first of each), in line order."""
+    found = []
+    for row in rows:
+        if not row.marker:
+            continue
+        rule = rules[row.marker]
+        if rule.shutdown:
+            continue
+        index = order.index(rule.milestone) if rule.milestone in order else -1
+        found.append(_Marker(row, rule.milestone, rule.phase, index, bool(rule.extra.get("serving"))))
+    return found
+
+
+class FatalityJudge:
+    """Answers, for each candidate root, whether the process survived it."""
+
+    def __init__(self, rows: list[Row], rules: dict[str, Rule], order: list[str]) -> None:
+        self.markers = marker_rows(rows, rules, order)
+        self.ready_line = next((m.row.line for m in self.markers if m.name == "ready"), None)
+        self.served = [m.row.line for m in self.markers if m.serving and _SERVED_OK.search(m.row.message)]
+        self.generating = [
+            m.row.line for m in self.markers if m.serving and _GENERATING.search(m.row.message)
+        ]
+
+    def last_startup_line(self, before: int | None = None) -> Row | None:
+        """The last start-up milestone line printed (before `before`): where a silent stop is placed."""
+        rows = [m.row for m in self.markers if not m.serving and (before is None or m.row.line < before)]
+        return rows[-1] if rows else None
+
+    def survived(self, error: Row, block_end: int) -> Survival | None:
+        before = [m for m in self.markers if m.row.line < error.line]
+        after = [m for m in self.markers if m.row.line > block_end]
+        if self.ready_line is not None and self.ready_line < error.line:
+            return self._served_after(block_end)
+        reached_here = max((m.order for m in before if m.row.stream == error.stream), default=-1)
+        reached_any = max((m.order for m in before), default=-1)
+        for marker in after:
+            if marker.serving:
+                if marker.row.line in self.served:
+                    return Survival(
+                        marker.row.line, f"the server served a request afterwards (line {marker.row.line})"
+                    )
+                continue
+            if marker.name in _RESTART_STEPS and before:
+                return None  # a restart: the rest of the log is another run
+            if marker.name == "ready":
+                return Survival(
+                    marker.row.line, f"the server became ready afterwards (line {marker.row.line})"
+                )
+            if marker.row.stream == error.stream and marker.order >= max(reached_here, 0):
+                return Survival(
+                    marker.row.line,
+                    f"the same process went on to {marker.name} (line {marker.row.line})",
+                )
+            if reached_any >= 0 and marker.order > reached_any + 1:
+                return Survival(
+                    marker.row.line, f"start-up went on to {marker.name} (line {marker.row.line})"
+                )
+        return None
+
+    def _served_after(self, block_end: int) -> Survival | None:
+        line = next((n for n in self.served if n > block_end), None)
+        if line is None:
+            heartbeats = [n for n in self.generating if n > block_end]
+            if len(heartbeats) < HEARTBEATS_NEEDED:
+                return None
+            line = heartbeats[HEARTBEATS_NEEDED - 1]
+        return Survival(line, f"the server went on serving requests (line {line})")

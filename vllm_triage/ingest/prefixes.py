@@ -1,0 +1,325 @@
+"""The one grammar of line prefixes: what transports and vLLM put in front of a log message.
+
+A line that reached us went through, from the inside out: vLLM's logger (`INFO 11-04 15:23:28
+[core.py:718] `, or uvicorn / torch c10d / glog / ISO-dated Python logging), torch's `[rankN]: `,
+vLLM's process prefix (`(EngineCore_DP0 pid=263) `, stacked when a child inherits a wrapped
+stdout), maybe a terminal-UI box (`│ … │`), then the transports: CRI (`<RFC 3339> stdout F `),
+`docker logs -t` / `kubectl --timestamps` (RFC 3339), `kubectl --prefix` (`[pod/name/container] `),
+compose (`service-1  | `), a log shipper's tag (`[vllm]: `), journald (`Sep 22 23:46:41 host
+unit[pid]: ` or `-o short-iso`), ANSI colour anywhere, and a JSON envelope around all of it.
+
+The patterns below are written once and used twice: vectorised by `vllm_triage.logframe` (polars,
+Rust regex: no look-around, no back-references) and line by line by `split_line` (Python `re`) for
+the callers that hold one line at a time (the log-config reader, error signatures, role
+sniffing). A test keeps the two readings equal on every prefix form.
+
+vLLM's logger prefix by version (vllm/logger.py):
+  ≤ v0.7.3   `%(levelname)s %(asctime)s %(filename)s:%(lineno)d] %(message)s`
+  v0.8–0.10  `%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] %(message)s`
+  v0.11+     `… [%(fileinfo)s:%(lineno)d] …` (a shortened relative path at DEBUG)
+with `VLLM_LOGGING_PREFIX` (v0.6.4+) verbatim before the level, and `%m-%d %H:%M:%S` dates. A
+custom `--logging-config` / `VLLM_LOGGING_CONFIG_PATH` format may add the year and milliseconds
+(`INFO 2025-11-04 15:23:28,123 …`) or drop the location: both are read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+# ------------------------------------------------------------------------------------- patterns
+
+# ANSI escapes: CSI (colours, cursor moves), OSC (titles, hyperlinks, ended by BEL or ST) and the
+# two-byte charset / keypad selections terminals emit.
+ANSI = r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[=>78])"
+
+# journald: `Sep 22 23:46:41 host vllm[361682]: ` (the month may be localized: `сен`, `Okt`).
+JOURNALD = (
+    r"^(?P<jts>(?:[A-Z][a-z]{2}|\S{2,12})\s{1,2}\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?) \S+ [\w.@/-]+(?:\[\d+\])?: "
+    r"(?P<rest>.*)$"
+)
+# `journalctl -o short-iso[-precise]` starts with `2025-10-02T14:03:11+0300` (an offset without a
+# colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
+JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
+JOURNALD_HOST_IDENT = r"^\S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
+# The container transports, all optional, in the order they stack (journald separately).
+TRANSPORT = (
+    r"^(?:>\s?)?"  # a quoted paste
+    r"(?:\[(?P<tag>[A-Za-z][\w.-]*)\]: )?"  # a log shipper's source tag: `[vllm]: `
+    r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"  # docker compose: `vllm-openai-1  | `
+    r"(?:\[pod/[^\]\s]+\]\s)?"  # kubectl logs --prefix: `[pod/name/container] `
+    r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"  # docker -t, kubectl
+    r"(?:(?P<cri>stdout|stderr) (?P<tagcri>[FP]) )?"  # CRI log files: stream and full/partial tag
+    r"(?P<rest>.*)$"
+)
+# torch's rank prefix `[rank0]: ` is not a shipper's tag.
+RANK_TAG = r"^rank\d+$"
+# A terminal-UI box (rich panels, k9s / TUI panes): `│ text │`.
+BOX_START = r"^\s*[│┃║]"
+BOX = r"^\s*[│┃║]\s?(?P<inner>.*?)\s*[│┃║]?\s*$"
+# vLLM's process prefix, every generation: `(VllmWorkerProcess pid=N)`, `(VllmWorker rank=N pid=N)`,
+# `(Worker_PP1_TP3 pid=N)`, `(EngineCore_DP0 pid=N)`, `(APIServer pid=N)`, Ray's
+# `(RayWorkerWrapper pid=N, ip=A)` / `(pid=N, ip=A)` with its dedup suffix.
+PROCESS = (
+    r"^\((?:(?P<proc>[A-Za-z_][\w .=:-]*?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^)\s]+))?\)"
+    r"(?: \[repeated \d+x across cluster\])?\s?(?P<rest>.*)$"
+)
+PROCESS_STACK = 3  # stacked prefixes peeled at most (vLLM before PR #36822 stacked two)
+RANK = r"^\[rank(?P<rank>\d+)\]:\s?(?P<rest>.*)$"
+# The rank a process name carries: `rank=3`, `TP0`, `Worker_PP1_TP3`.
+PROCESS_RANK = r"(?:rank=|TP|_TP)(\d+)"
+LEVELS = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
+# The time is optional when the bracketed location is there (a format without `%(asctime)s`):
+# `INFO [core.py:718] …`; a bare `INFO word` is never taken for a logger prefix.
+VLLM_LOGGER = (
+    rf"^(?:\S+ )?(?P<level>{LEVELS}) (?:(?P<date>\d\d-\d\d|\d{{4}}-\d\d-\d\d) "
+    r"(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? (?:\[?(?P<src>[^\s\]]+?:\d+)\] ?)?"
+    r"|\[(?P<bsrc>[^\s\]]+?:\d+)\] ?)(?P<msg>.*)$"
+)
+UVICORN = r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+(?P<msg>.*)$"
+# torch c10d / glog: severity letter, then `MMDD hh:mm:ss.ffffff` (the month unpadded in c10d:
+# `E808` is August 8th); older torch prints no date at all.
+C10D = (
+    r"^\[(?P<sev>[IWEF])(?:(?P<md>\d{3,4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?)? (?P<src>[\w.]+:\d+)\] ?"
+    r"(?P<msg>.*)$"
+)
+GLOG = (
+    r"^(?P<sev>[IWEF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\d+ (?P<src>\S+:\d+)\] ?(?P<msg>.*)$"
+)
+ISO_LOGGER = (
+    r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?(?:[\w.]+\s+-\s+)?"
+    rf"(?P<level>{LEVELS})\s+(?:-\s+)?(?:(?P<src>[\w./-]+:\d+)\s+(?:--\s+)?)?(?P<msg>.*)$"
+)
+SEVERITY = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
+RAY_REPEAT = r"\s*\[repeated \d+x across cluster\]\s*$"
+# tqdm redraws one bar with `\r`: what a terminal shows is the last piece.
+LAST_REDRAW = r"([^\r]*)$"
+
+# Unanchored heads of the vLLM-specific prefixes, for sniffing whether a text is a log at all.
+LOGGER_HEAD = rf"(?:{LEVELS}) (?:\d\d-\d\d|\d{{4}}-\d\d-\d\d) \d\d:\d\d:\d\d"
+PROCESS_HEAD = r"\((?:APIServer|ApiServer|EngineCore\w*|VllmWorker\w*|Worker\w*|RayWorker\w*|pid=\d+)[^)]*\)"
+RANK_HEAD = r"\[rank\d+\]:"
+UVICORN_HEAD = r"(?:INFO|WARNING|ERROR):\s{2,}"
+
+# JSON-lines envelopes: docker's json-file `log`, structured loggers' `message` / `msg`.
+JSON_BODY_KEYS = ("log", "message", "msg")
+# docker json-file: time; Vector / Fluent Bit / Loki exports: timestamp, @timestamp, ts.
+JSON_TIME_KEYS = ("time", "timestamp", "@timestamp", "ts")
+# vLLM's own JSON logging (python-json-logger via VLLM_LOGGING_CONFIG_PATH, or the built-in
+# `--logging-config.formatter json`): Python LogRecord attributes. They are read only from a record
+# that has `levelname` (a LogRecord's own name): a shipper's `level` is its guess, not the logger's.
+JSON_RECORD_KEY = "levelname"
+JSON_PROCESS_KEYS = ("vllm_process_name", "processName")
+JSON_PID_KEYS = ("vllm_pid", "process")
+# Python's name for the process vLLM never prefixes (the API server / V0 engine): its text lines
+# carry no process prefix, so its JSON records carry none either and both read as one stream.
+MAIN_PROCESS = "MainProcess"
+
+
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+ANSI_RE = re.compile(ANSI)
+_TRANSPORT_RE = _compiled(TRANSPORT)
+_JOURNALD_RE = _compiled(JOURNALD)
+_JOURNALD_ISO_TS_RE = _compiled(JOURNALD_ISO_TS)
+_JOURNALD_HOST_IDENT_RE = _compiled(JOURNALD_HOST_IDENT)
+_BOX_START_RE = _compiled(BOX_START)
+_BOX_RE = _compiled(BOX)
+_PROCESS_RE = _compiled(PROCESS)
+_RANK_RE = _compiled(RANK)
+_PROCESS_RANK_RE = _compiled(PROCESS_RANK)
+_VLLM_RE = _compiled(VLLM_LOGGER)
+_UVICORN_RE = _compiled(UVICORN)
+_C10D_RE = _compiled(C10D)
+_GLOG_RE = _compiled(GLOG)
+_ISO_RE = _compiled(ISO_LOGGER)
+_RAY_REPEAT_RE = _compiled(RAY_REPEAT)
+
+
+def strip_ansi(text: str) -> str:
+    """`text` without colour codes or other terminal escapes."""
+    return ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+def month_day(md: str) -> str:
+    """`808` / `1203` (glog's MMDD, month unpadded in c10d) → `08-08` / `12-03`, like vLLM's own."""
+    md = md.zfill(4)
+    return f"{md[:2]}-{md[2:]}"
+
+
+# ------------------------------------------------------------------------------- one line at a time
+
+
+@dataclass(frozen=True)
+class Parts:
+    """One line split by the grammar: the LogFrame's columns for it."""
+
+    message: str
+    transport_ts: str | None = None
+    vllm_ts: str | None = None
+    level: str | None = None
+    process: str | None = None
+    rank: int | None = None
+    pid: int | None = None
+    source: str | None = None
+    logger: str | None = None  # which logger prefix was read: vllm, c10d, glog, iso, uvicorn
+
+
+def split_line(line: str, json_lines: bool = False) -> Parts:
+    """Every prefix of `line` taken off, in the order the LogFrame takes them. A JSON log record is
+    unwrapped when the file is JSON lines (`json_lines`) or the line opens with `{"`."""
+    text = line.rstrip("\r\n") if line.endswith(("\r", "\n")) else line
+    envelope: dict[str, object] = {}
+    if (json_lines and text.startswith("{")) or text.startswith('{"'):
+        text, envelope = _unwrap_json(text)
+    text = strip_ansi(text)
+    text, transport_ts = strip_transport(text)
+    if transport_ts is None:
+        transport_ts = _str_or_none(envelope.get("ts"))
+    if _BOX_START_RE.match(text):
+        box = _BOX_RE.match(text)
+        text = box.group("inner") if box else text
+    process, pid, ip = None, None, None
+    for _ in range(PROCESS_STACK):
+        peeled = _PROCESS_RE.match(text)
+        if not peeled:
+            break
+        process, pid, ip = peeled.group("proc") or "pid", int(peeled.group("pid")), peeled.group("ip")
+        text = peeled.group("rest")
+    if process is not None and ip is not None:
+        process = f"{process}@{ip}"
+    if "\r" in text:
+        text = re.search(LAST_REDRAW, text.rstrip("\r")).group(1)  # type: ignore[union-attr]
+    rank = None
+    ranked = _RANK_RE.match(text)
+    if ranked:
+        rank, text = int(ranked.group("rank")), ranked.group("rest")
+    elif process is not None:
+        from_name = _PROCESS_RANK_RE.search(process)
+        rank = int(from_name.group(1)) if from_name else None
+    logger, level, vllm_ts, source, message = _split_logger(text)
+    if envelope:
+        level = level or _str_or_none(envelope.get("level"))
+        vllm_ts = vllm_ts or _str_or_none(envelope.get("vllm_ts"))
+        source = source or _str_or_none(envelope.get("source"))
+        if process is None and envelope.get("process") is not None:
+            process, pid = _str_or_none(envelope.get("process")), _int_or_none(envelope.get("pid"))
+    return Parts(message, transport_ts, vllm_ts, level, process, rank, pid, source, logger)
+
+
+def strip_prefixes(line: str) -> str:
+    """The message of `line`: what is left once every transport, process and logger prefix is off."""
+    return split_line(line).message
+
+
+def source_file(parts: Parts) -> str | None:
+    """`core.py` of a `core.py:718` source (the logger's file, as vLLM prints it)."""
+    return parts.source.rsplit(":", 1)[0] if parts.source else None
+
+
+def strip_transport(text: str) -> tuple[str, str | None]:
+    """(rest, transport time) of a line whose ANSI codes are off: container and journald prefixes
+    removed, the vLLM process and logger prefixes left on."""
+    parts = _TRANSPORT_RE.match(text)
+    assert parts is not None  # every group is optional: the pattern matches any line
+    tag = parts.group("tag")
+    rest = parts.group("rest")
+    if tag is not None and re.match(RANK_TAG, tag):
+        rest = f"[{tag}]: {rest}"
+    ts = parts.group("ts").strip() if parts.group("ts") else None
+    if ts is not None and _JOURNALD_ISO_TS_RE.search(ts):
+        host_ident = _JOURNALD_HOST_IDENT_RE.match(rest)
+        if host_ident:
+            rest = host_ident.group("rest")
+    journald = _JOURNALD_RE.match(rest)
+    if journald:
+        return journald.group("rest"), ts or journald.group("jts")
+    return rest, ts
+
+
+_LOGGERS = (("vllm", _VLLM_RE), ("c10d", _C10D_RE), ("glog", _GLOG_RE), ("iso", _ISO_RE))
+
+
+def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | None, str]:
+    """(logger, level, logger time, source, message) of a line whose outer prefixes are off."""
+    for name, pattern in _LOGGERS:
+        found = pattern.match(text)
+        if not found:
+            continue
+        groups = found.groupdict()
+        if "sev" in groups:
+            level = SEVERITY[groups["sev"]]
+            stamp = f"{month_day(groups['md'])} {groups['time']}" if groups["md"] else None
+        else:
+            level = groups["level"]
+            stamp = f"{groups['date']} {groups['time']}" if groups["date"] else None
+        source = groups["src"] or groups.get("bsrc")
+        return name, level, stamp, source, _RAY_REPEAT_RE.sub("", groups["msg"])
+    uvicorn = _UVICORN_RE.match(text)
+    if uvicorn:
+        return "uvicorn", uvicorn.group("level"), None, None, _RAY_REPEAT_RE.sub("", uvicorn.group("msg"))
+    return None, None, None, None, _RAY_REPEAT_RE.sub("", text)
+
+
+def _unwrap_json(text: str) -> tuple[str, dict[str, object]]:
+    """The body of a JSON-lines record and the LogRecord fields it carries (see `json_fields`)."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return text, {}
+    if not isinstance(record, dict) or not any(isinstance(record.get(k), str) for k in JSON_BODY_KEYS):
+        return text, {}  # a JSON value printed on a line of its own, not a log record
+    return json_fields(record)
+
+
+def json_fields(record: dict[str, object]) -> tuple[str, dict[str, object]]:
+    """(body, fields) of one JSON log record: body from `log`/`message`/`msg`; fields `ts`, `level`,
+    `vllm_ts`, `source`, `process`, `pid` from the keys vLLM's JSON formatters and shippers use."""
+    body = next((record[k] for k in JSON_BODY_KEYS if isinstance(record.get(k), str)), "")
+    fields: dict[str, object] = {}
+    fields["ts"] = next((record[k] for k in JSON_TIME_KEYS if record.get(k) is not None), None)
+    if JSON_RECORD_KEY not in record:
+        return str(body).rstrip("\r\n"), fields
+    fields["level"] = normalise_level(record[JSON_RECORD_KEY])
+    asctime = record.get("asctime")
+    if isinstance(asctime, str):
+        fields["vllm_ts"] = asctime_stamp(asctime)
+    if record.get("filename") is not None and record.get("lineno") is not None:
+        fields["source"] = f"{record['filename']}:{record['lineno']}"
+    process = next((record[k] for k in JSON_PROCESS_KEYS if record.get(k) is not None), None)
+    if process != MAIN_PROCESS:
+        fields["process"] = process
+        fields["pid"] = next((record[k] for k in JSON_PID_KEYS if record.get(k) is not None), None)
+    return str(body).rstrip("\r\n"), fields
+
+
+_ASCTIME = re.compile(r"^(?:\d{4}-)?(\d\d-\d\d)[ T](\d\d:\d\d:\d\d)")
+
+
+def asctime_stamp(asctime: str) -> str | None:
+    """`2025-11-04 15:23:28,123` (logging's default asctime) → `11-04 15:23:28`, vLLM's own form."""
+    found = _ASCTIME.match(asctime)
+    return f"{found.group(1)} {found.group(2)}" if found else None
+
+
+def normalise_level(level: object) -> str | None:
+    """`info` / `Warning` / `WARN` / `FATAL` → the level names vLLM prints."""
+    if not isinstance(level, str):
+        return None
+    upper = level.upper()
+    upper = {"WARN": "WARNING", "FATAL": "CRITICAL", "ERR": "ERROR"}.get(upper, upper)
+    return upper if upper in LEVELS.split("|") else None
+
+
+def _str_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _int_or_none(value: object) -> int | None:
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None

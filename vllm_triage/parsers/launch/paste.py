@@ -1,0 +1,216 @@
+"""A paste as lines of commands: prompts stripped, comments marked, here-documents kept as
+files, continued and terminal-wrapped lines joined into logical commands."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from vllm_triage.parsers.base import clean_paste
+from vllm_triage.parsers.launch.lexer import ASSIGNMENT, Logical
+from vllm_triage.parsers.launch.model import Shell, word_list
+from vllm_triage.parsers.vllm_flags import (
+    FlagMatch,
+    resolve_flag,
+)
+
+# A shell prompt in front of a command: `$ `, `user@host:~/dir$ `, `root@abc:/# `,
+# `[user@host dir]$ `, `(venv) user@host:~$ `, `PS C:\> `, `C:\models> `. A bare `# ` is a
+# comment, not a root prompt: without user@host we cannot tell, and comments are far commoner.
+_PROMPT = re.compile(
+    r"^\s*(?:\([^)\s]*\)\s*)?"
+    r"(?:\[[^\]]*\]\s*[$#]"
+    r"|[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s*[$#%]"
+    r"|[\w.-]+@[\w.-]+\s+\S+\s*[$#%]"
+    r"|[$%]"
+    r"|PS [^>]*>"
+    r"|[A-Za-z]:\\[^>]*>)[ \t]+"
+)
+
+
+# cmd.exe asks `More?` for the next line of a `^`-continued command (bash's `> ` is removed as
+# a blockquote marker by clean_paste).
+_CONTINUATION_PROMPT = re.compile(r"^More\? ?")
+
+
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w]*)\2")
+
+
+_HEREDOC_TARGET = re.compile(r"(?:>\s*|\btee\s+(?:-a\s+)?)([^\s<>|;&]+)")
+
+
+_CAT_FILE = re.compile(r"^\s*cat\s+([^\s<>|;&]+)\s*$")
+
+
+POWERSHELL_ENV = re.compile(r"""^\s*\$env:([A-Za-z_]\w*)\s*=\s*(.*?)\s*;?\s*$""")
+
+
+# Words that start a new command; a line starting with one is never the tail of a wrapped line.
+_COMMAND_WORDS = frozenset(
+    word_list("""
+    docker podman nvidia-docker vllm python python3 uv uvx conda mamba micromamba source export
+    set unset cd ls cat echo printf curl wget sleep wait kill pkill nvidia-smi pip pip3 git sudo
+    nohup env exec bash sh zsh if then else elif fi for do done while case esac function return
+    mkdir rm cp mv tail head grep sed awk tee chmod chown ray srun sbatch torchrun kubectl helm
+    huggingface-cli hf apt apt-get yum dnf systemctl journalctl time timeout numactl taskset
+    declare local readonly trap ulimit cmd powershell pwsh setx start call rem
+    """)
+)
+
+
+_OPTION_START = re.compile(r"^--?[A-Za-z]")
+
+
+_LOG_START = re.compile(r"^\s*(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|Traceback|\(\w+ pid=|\[\w)")
+
+
+@dataclass
+class Line:
+    number: int
+    text: str
+    prompted: bool = False
+    comment: bool = False
+
+
+def prepare_lines(text: str) -> tuple[list[Line], bool]:
+    """Paste lines with debris removed; prompts stripped and remembered; comments marked."""
+    out = []
+    for pasted in clean_paste(text, keep_prompts=True):
+        line = _CONTINUATION_PROMPT.sub("", pasted.text)
+        prompt = _PROMPT.match(line)
+        if prompt:
+            out.append(Line(pasted.number, line[prompt.end() :], prompted=True))
+            continue
+        out.append(Line(pasted.number, line, comment=line.lstrip().startswith(("#", "::", "REM "))))
+    prompted = any(ln.prompted for ln in out)
+    return out, prompted
+
+
+def take_heredocs(lines: list[Line], shell: Shell) -> list[Line]:
+    """Remove here-document bodies (and `$ cat file` output) from the command lines; keep the
+    bodies as files, so `--config cfg.yaml` written by `cat > cfg.yaml <<EOF` can be read."""
+    kept: list[Line] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        kept.append(line)
+        index += 1
+        heredoc = None if line.comment else _HEREDOC.search(line.text)
+        cat = _CAT_FILE.match(line.text) if line.prompted else None
+        if heredoc and "<<<" not in line.text:
+            body, index = _heredoc_body(lines, index, heredoc.group(3), strip_tabs=bool(heredoc.group(1)))
+            target = _HEREDOC_TARGET.search(line.text[heredoc.end() :] + " " + line.text[: heredoc.start()])
+            if target and body:
+                shell.files[target.group(1)] = ("\n".join(b.text for b in body), body[0].number)
+        elif cat:
+            body = []
+            while index < len(lines) and not lines[index].prompted:
+                body.append(lines[index])
+                index += 1
+            if body:
+                shell.files[cat.group(1)] = ("\n".join(b.text for b in body), body[0].number)
+    return kept
+
+
+def _heredoc_body(lines: list[Line], index: int, delimiter: str, strip_tabs: bool) -> tuple[list[Line], int]:
+    body = []
+    while index < len(lines):
+        candidate = lines[index].text.lstrip("\t") if strip_tabs else lines[index].text
+        index += 1
+        if candidate.strip() == delimiter:
+            break
+        body.append(Line(lines[index - 1].number, candidate))
+    return body, index
+
+
+def _strip_continuation(text: str) -> tuple[str, bool]:
+    """Remove a trailing continuation character: bash `\\`, PowerShell backtick, cmd.exe `^`,
+    or a dangling `&&`/`||`/`|` that the shell completes from the next line."""
+    stripped = text.rstrip()
+    if stripped.endswith("\\") and not stripped.endswith("\\\\"):
+        return stripped[:-1], True
+    if stripped.endswith("`") and stripped.count("`") % 2 == 1:
+        return stripped[:-1], True
+    if stripped == "^" or stripped.endswith((" ^", "\t^")):
+        return stripped[:-1], True
+    if stripped.endswith(("&&", "||", "|")):
+        return stripped, True
+    return text, False
+
+
+LAUNCH_HINT = re.compile(r"\bvllm\b|api_server|\b(?:docker|podman)\b", re.I)
+
+
+def _wrap_separator(previous: str, line: Line, current: Logical) -> str | None:
+    """If `line` continues `current` without a continuation character, the separator to join
+    them with ("" for a terminal wrap inside a word, " " or "\\n" between words), else None.
+
+    Two cases: a command pasted without its backslashes (the next line starts with an option,
+    which can never start a command of its own), and a terminal that wrapped a long line (the
+    next line is a fragment such as `ap-space 8 --max-num-seqs 1`).
+    """
+    if not LAUNCH_HINT.search(current.text) or line.prompted or line.comment:
+        return None
+    text = line.text
+    first = text.split(None, 1)[0] if text.strip() else ""
+    if not first or _LOG_START.match(text) or first in _COMMAND_WORDS or ASSIGNMENT.match(first):
+        return None
+    if _OPTION_START.match(first):
+        return "\n"
+    if len(previous) < 60 or text[:1] in " \t":
+        return None
+    last = previous.split()[-1] if previous.split() else ""
+    # A wrap inside a flag (`--sw` / `ap-space 8`) joins into a known flag; otherwise the
+    # fragment must itself carry options, or it is more likely output than command.
+    if (
+        last.startswith("-")
+        and not previous.endswith((" ", "\t"))
+        and _exact_flag((last + first).split("=", 1)[0])
+    ):
+        return ""
+    if not re.search(r"\s--?[A-Za-z]", text):
+        return None
+    if previous.endswith((" ", "\t")) or (last.startswith("-") and _exact_flag(last.split("=", 1)[0])):
+        return " "
+    return ""
+
+
+def _exact_flag(option: str) -> bool:
+    match = resolve_flag(option)
+    return isinstance(match, FlagMatch) and not match.abbreviated
+
+
+def logical_commands(lines: list[Line], prompted_paste: bool, notes: list[str]) -> list[Logical]:
+    """Join continued lines into logical commands. Commented lines inside a continued command
+    are skipped (the person commented out one flag); blank lines end a command."""
+    commands: list[Logical] = []
+    current: Logical | None = None
+    for line in lines:
+        if not line.text.strip():
+            current = None
+            continue
+        if line.comment:
+            if current is not None and current.open:
+                notes.append(f"line {line.number}: commented-out line inside a continued command ignored")
+            else:
+                current = None
+            continue
+        if current is not None and current.open:
+            piece, still_open = _strip_continuation(line.text)
+            current.add(line.number, piece, "\n")
+        elif current is not None and (sep := _wrap_separator(current.last_raw, line, current)) is not None:
+            piece, still_open = _strip_continuation(line.text)
+            current.add(line.number, piece.lstrip() if sep == " " else piece, sep)
+            how = "no backslash" if sep == "\n" else "terminal-wrapped line"
+            notes.append(f"line {line.number}: read as the continuation of line {current.lines[0]} ({how})")
+        elif prompted_paste and not line.prompted:
+            current = None  # output of a prompted command, not a command
+            continue
+        else:
+            current = Logical()
+            commands.append(current)
+            piece, still_open = _strip_continuation(line.text)
+            current.add(line.number, piece, "")
+        current.open = still_open
+        current.last_raw = line.text
+    return commands

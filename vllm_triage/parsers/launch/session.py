@@ -1,0 +1,67 @@
+"""A shell paste as a session: variables and exports carried from command to command, every
+launch found, the last live one chosen."""
+
+from __future__ import annotations
+
+import re
+
+from vllm_triage.parsers.base import ParseResult
+from vllm_triage.parsers.launch.analyse import walk
+from vllm_triage.parsers.launch.lexer import simple_commands, tokenize, unquote_simple
+from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Launch, Shell, Value, emit
+from vllm_triage.parsers.launch.paste import (
+    LAUNCH_HINT,
+    POWERSHELL_ENV,
+    logical_commands,
+    prepare_lines,
+    take_heredocs,
+)
+
+
+def shell_launches(text: str, file: str = "", sniff: bool = False) -> tuple[list[Launch], Context, list[int]]:
+    """Every vLLM launch in a shell paste, in order; plus lines of commented-out launches."""
+    ctx = Context(file)
+    lines, prompted = prepare_lines(text)
+    shell = Shell()
+    lines = take_heredocs(lines, shell)
+    commented = [line.number for line in lines if line.comment and _COMMENTED_LAUNCH.search(line.text)]
+    launches: list[Launch] = []
+    logicals = logical_commands(lines, prompted, ctx.notes)
+    if prompted and not any(LAUNCH_HINT.search(logical.text) for logical in logicals):
+        # Prompts were shown only for other commands (`$ nvidia-smi`); the launch was pasted
+        # without one, so every line may be a command after all.
+        logicals = logical_commands(lines, False, ctx.notes)
+    for logical in logicals:
+        powershell = POWERSHELL_ENV.match(logical.text)
+        if powershell:
+            value = Value(unquote_simple(powershell.group(2)), logical.lines[0])
+            shell.variables[powershell.group(1)] = shell.exported[powershell.group(1)] = value
+            continue
+        tokens = tokenize(logical, shell.lookup, ctx.notes)
+        launches.extend(walk(simple_commands(tokens), shell, ctx))
+        if sniff and launches:
+            break
+    return launches, ctx, commented
+
+
+_COMMENTED_LAUNCH = re.compile(r"\bvllm\s+serve\b|vllm\.entrypoints\.|\b(?:docker|podman)\s+run\b")
+
+
+def parse_shell(text: str, file: str) -> ParseResult:
+    result = ParseResult(kind=f"{KIND_PREFIX}.shell")
+    launches, ctx, commented = shell_launches(text, file)
+    if not launches:
+        result.notes.append("no vLLM launch found in the shell text")
+        result.notes.extend(ctx.notes)
+        return result
+    chosen = launches[-1]
+    emit(chosen, result, file)
+    for other in launches[:-1]:
+        result.notes.append(
+            f"line {other.line}: another launch ({other.launcher}) not used; "
+            f"the last live one (line {chosen.line}) is"
+        )
+    for line in commented:
+        result.notes.append(f"line {line}: commented-out launch ignored")
+    result.notes.extend(ctx.notes)
+    return result

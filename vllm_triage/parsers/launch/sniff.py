@@ -1,0 +1,103 @@
+"""Whether a text is a vLLM launch command, and in which shape (shell, compose, Kubernetes,
+supervisord): cheap tests first, so other parsers' formats and logs are turned away early."""
+
+from __future__ import annotations
+
+import re
+
+from vllm_triage.parsers.base import clean_paste
+from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CONFIG
+from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
+from vllm_triage.parsers.launch.session import shell_launches
+
+# Text that belongs to another parser even when it quotes a launch command.
+_OTHER_FORMATS = re.compile(
+    r"non-default args:|\bNamespace\(|NVIDIA-SMI \d|Collecting environment information"
+    r"|^PyTorch version:|^vLLM Version\s*:|^\s*\"(?:Entrypoint|HostConfig|Config)\"\s*:",
+    re.M,
+)
+
+
+_LOG_LINE = re.compile(
+    r"^(?:.*?\s)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d-\d\d|\d{4}-\d\d-\d\d) \d\d:\d\d:\d\d"
+    r"|^Traceback \(most recent call last\)|^\(\w*(?:APIServer|EngineCore|Worker)\w* pid=\d+\)",
+    re.M,
+)
+
+
+_JSON_START = re.compile(r"^\s*(?:\{|\[\s*[{\[\"\d\]])")
+
+
+_SUPERVISORD = re.compile(r"^\s*\[program:[^\]]+\]", re.M)
+
+
+_SUPERVISORD_COMMAND = re.compile(r"^\s*command\s*=.*(?:vllm|api_server)", re.M)
+
+
+_K8S = re.compile(r"^\s*(?:-\s+)?containers:\s*$", re.M)
+
+
+_K8S_KIND = re.compile(r"^\s*kind:\s*\w+", re.M)
+
+
+_COMPOSE = re.compile(r"^services:\s*$", re.M)
+
+
+_YAML_VLLM = re.compile(
+    r"^\s*(?:-\s+)?(?:image|command|entrypoint|args):.*(?:vllm|api_server|--model)", re.M | re.I
+)
+
+
+# `entrypoint:` / `command:` as a block list: the program is an item of its own.
+_YAML_VLLM_ITEM = re.compile(r"^\s*-\s+[\"']?(?:vllm[\"']?\s*$|vllm\.entrypoints\.|python3? -m vllm\.)", re.M)
+_LONE_CONTAINER = re.compile(r"^(?:args|resources|volumeMounts|imagePullPolicy):", re.M)
+_YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:", re.M)
+
+
+_VLLM_WORD = re.compile(r"vllm|api_server", re.I)
+
+
+_YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]+:(?:[ \t]|$)", re.M)
+
+
+_SNIFF_LIMIT = 1_000_000
+_PRODUCTION_STACK = re.compile(r"^(?:servingEngineSpec|modelSpec):\s*$|^\s*(?:-\s+)?modelURL:\s*\S", re.M)
+_HELM_ARGS = re.compile(r"^\s*(?:extraArgs|args|vllmArgs|serverArgs|extra_args|engineArgs):", re.M)
+_HELM_IMAGE = re.compile(r"^\s+repository:\s*\S", re.M)
+
+
+def looks_like(text: str) -> str | None:
+    """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes", "helm",
+    "ray_serve_llm", "supervisord"), or None when it is no launch command (or is another parser's format)."""
+    if not text or not text.strip() or "\x00" in text[:4096]:
+        return None
+    head = text[:_SNIFF_LIMIT].lstrip("\ufeff")
+    if _OTHER_FORMATS.search(head) or _JSON_START.match(head.lstrip("\ufeff")):
+        return None
+    if len(_LOG_LINE.findall(head)) >= 3 or "Traceback (most recent call last)" in head:
+        return None  # a log (or a traceback) that quotes its command line is still a log
+    # Blockquote markers, fences and colours would hide the YAML/INI structure.
+    head = "\n".join(line.text for line in clean_paste(head, keep_prompts=True))
+    if _SUPERVISORD.search(head) and _SUPERVISORD_COMMAND.search(head):
+        return "supervisord"
+    if PYTHON_LLM_CONFIG.search(head) and "model_loading_config" in head:
+        return "ray_serve_llm"
+    yaml_like = len(_YAML_KEY.findall(head)) >= 2
+    if yaml_like and YAML_LLM_CONFIG.search(head):
+        return "ray_serve_llm"  # before Kubernetes: a RayService holds pod templates too
+    if yaml_like and _PRODUCTION_STACK.search(head):
+        return "helm"
+    # `command:` as a block list puts `vllm` on a later line than the key, hence the second test.
+    vllm_in_yaml = _YAML_VLLM.search(head) or _YAML_VLLM_ITEM.search(head)
+    if yaml_like and (vllm_in_yaml or (_YAML_IMAGE.search(head) and _VLLM_WORD.search(head))):
+        if _K8S.search(head) or (_K8S_KIND.search(head) and "apiVersion" in head):
+            return "kubernetes"
+        if not _COMPOSE.search(head) and _HELM_ARGS.search(head) and _HELM_IMAGE.search(head):
+            return "helm"  # values of a generic chart: an args list next to image.repository
+        if _COMPOSE.search(head) or re.search(r"^\s+(?:image|command|deploy|environment):", head, re.M):
+            return "compose"
+        if re.search(r"^image:", head, re.M):  # one container or service body, not indented
+            return "kubernetes" if _LONE_CONTAINER.search(head) else "compose"
+    if shell_launches(head, sniff=True)[0]:
+        return "sbatch" if SBATCH_LINE.search(head) else "shell"
+    return None

@@ -1,0 +1,153 @@
+"""YAML documents with the line of every value, read from a paste that may be cut short."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from vllm_triage.parsers import safe_yaml
+from vllm_triage.parsers.base import clean_paste
+from vllm_triage.parsers.launch.lexer import Logical, Token, tokenize, tokenize_string
+
+Path = tuple[Any, ...]
+
+
+@dataclass
+class YamlDoc:
+    """A YAML document with its node tree, so every value can be traced to its line."""
+
+    data: Any
+    node: yaml.Node | None
+    lines: list[str] = field(default_factory=list)  # the text the nodes point into
+
+    def line(self, path: Path) -> int | None:
+        node = self._node(path)
+        if node is None:
+            return None
+        # A block scalar (`|` / `>`) starts on the indicator's line; its text on the next one.
+        block = isinstance(node, yaml.ScalarNode) and node.style in ("|", ">")
+        return node.start_mark.line + (2 if block else 1)
+
+    def block_pieces(self, path: Path) -> list[tuple[int, str]] | None:
+        """The source lines of a block scalar, so each word of a multi-line `command: >` keeps
+        its own line; None for other values."""
+        node = self._node(path)
+        if not (isinstance(node, yaml.ScalarNode) and node.style in ("|", ">")):
+            return None
+        opener = self.lines[node.start_mark.line]
+        indent = len(opener) - len(opener.lstrip())
+        pieces = []
+        for number in range(node.start_mark.line + 1, len(self.lines)):
+            text = self.lines[number]
+            if text.strip() and len(text) - len(text.lstrip()) <= indent:
+                break  # back at the key's indentation: the block has ended
+            if text.strip():
+                pieces.append((number + 1, text))
+        return pieces
+
+    def _node(self, path: Path) -> yaml.Node | None:
+        node = self.node
+        for key in path:
+            if isinstance(node, yaml.MappingNode):
+                node = next(
+                    (
+                        value
+                        for k, value in node.value
+                        if isinstance(k, yaml.ScalarNode) and k.value == str(key)
+                    ),
+                    None,
+                )
+            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+                node = node.value[key]
+            else:
+                node = None
+            if node is None:
+                return None
+        return node
+
+
+def _paste_as_yaml(text: str) -> str:
+    """The paste with fences/blockquotes/colours removed, line numbers kept (dropped lines
+    become empty), and tab indentation (a paste artefact PyYAML refuses) made spaces."""
+    kept = {line.number: line.text for line in clean_paste(text, keep_prompts=True)}
+    total = text.count("\n") + 1
+    lines = []
+    for number in range(1, total + 1):
+        line = kept.get(number, "")
+        indent = len(line) - len(line.lstrip(" \t"))
+        lines.append(line[:indent].replace("\t", "    ") + line[indent:])
+    return "\n".join(lines)
+
+
+def load_yaml(text: str, notes: list[str]) -> list[YamlDoc]:
+    """All documents; a paste cut mid-document is read up to the line where YAML breaks.
+    Raises `YamlRefused` for a text too large or whose aliases would expand too far."""
+    safe_yaml.check_size(text)
+    lines = _paste_as_yaml(text).split("\n")
+    for _attempt in range(30):
+        try:
+            nodes = safe_yaml.compose_all("\n".join(lines))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            cut = mark.line if mark is not None and 0 < mark.line < len(lines) else len(lines) - 1
+            if cut <= 0:
+                notes.append(f"YAML does not parse ({exc.__class__.__name__})")
+                return []
+            notes.append(f"line {cut + 1}: YAML breaks here; read up to line {cut}")
+            lines = lines[:cut]
+            continue
+        return [YamlDoc(safe_yaml.construct(node), node, lines) for node in nodes]
+    return []
+
+
+def dig(value: Any, *keys: str) -> Any:
+    """value[k1][k2]… where every step is a mapping, else None: a hand-written file may put a
+    string or a list where a mapping belongs, and that must not stop the reading."""
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def items_of(value: Any) -> list[Any]:
+    """The items of a YAML sequence; nothing for any other value."""
+    return value if isinstance(value, list) else []
+
+
+def yaml_scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def command_tokens(
+    doc: YamlDoc, path: Path, value: Any, notes: list[str], expand: Callable[[str, int | None], str]
+) -> list[Token]:
+    """A YAML command/entrypoint/args value as words: a list is taken item by item (no shell
+    splitting), a string is split like a shell would."""
+    if isinstance(value, list):
+        tokens = []
+        for index, item in enumerate(value):
+            line = doc.line((*path, index))
+            tokens.append(Token(expand(yaml_scalar(item), line), line))
+        return tokens
+    if isinstance(value, str):
+        pieces = doc.block_pieces(path)
+        if pieces:  # a shell-split string over several lines: newlines are only whitespace
+            logical = Logical()
+            for line, text in pieces:
+                logical.add(line, expand(text, line), "\n")
+            return tokenize(logical, None, notes)
+        line = doc.line(path)
+        return tokenize_string(expand(value, line), line, None, notes)
+    return []
+
+
+def mentions_vllm(*values: Any) -> bool:
+    text = json.dumps(values, default=str).lower()
+    return "vllm" in text or "api_server" in text or "--model" in text
