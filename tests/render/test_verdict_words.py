@@ -86,3 +86,13 @@ def test_a_paste_with_no_milestone_says_so_and_names_no_missing_step() -> None:
     paste = _triage(milestones=[], first_missing_milestone="platform")
     assert "platform" not in milestone_summary(paste)
     assert headline(_triage(first_error=None, milestones=[])).startswith("no failure found, and no start-up")
+
+
+def test_the_phase_line_says_how_sure_it_is() -> None:
+    from vllm_triage.render.verdict import phase_line
+
+    sure = _triage(phase_confidence="high", phase_alternative=None)
+    assert phase_line(sure) == "phase engine_reserve: the traceback passes through _dummy_run()"
+    unsure = _triage(phase_confidence="low", phase_alternative="cuda_init")
+    assert phase_line(unsure).endswith("(low confidence; else cuda_init)")
+    assert phase_line(_triage(phase_confidence="medium")).endswith("(medium confidence)")

@@ -18,6 +18,7 @@ from vllm_triage.render.verdict import (
     first_sentence,
     headline,
     milestone_summary,
+    phase_line,
     sorted_findings,
 )
 
@@ -84,7 +85,7 @@ def render_triage_text(
     if fix:
         out.extend(wrap(f"fix: {fix}", width, "  ", "     "))
     if fe:
-        out.extend(wrap(f"phase {data['phase']}: {data.get('phase_reason')}", width, "  ", "  "))
+        out.extend(wrap(phase_line(data), width, "  ", "  "))
     out.extend(wrap(milestone_summary(data), width, "  ", "  "))
     if fe:
         where = f"{fe['file']}:{fe['line']}"

@@ -133,3 +133,16 @@ def milestone_summary(data: dict[str, Any]) -> str:
     if missing and data.get("first_error"):
         text += f"; never reached: {missing}"
     return text
+
+
+def phase_line(data: dict[str, Any]) -> str:
+    """`phase engine_reserve: <why>`, with how sure that is when it is not certain, and the phase
+    it may be instead (phase_confidence / phase_alternative, when the analysis gives them)."""
+    text = f"phase {data.get('phase')}: {data.get('phase_reason')}"
+    confidence = data.get("phase_confidence")
+    alternative = data.get("phase_alternative")
+    if confidence and confidence != "high":
+        text += f" ({confidence} confidence" + (f"; else {alternative})" if alternative else ")")
+    elif alternative:
+        text += f" (else {alternative})"
+    return text
