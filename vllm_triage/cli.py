@@ -7,7 +7,7 @@ Exit codes: 0 ok · 1 check: bundle incomplete / rules check failed · 2 usage e
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import sys
 import traceback
@@ -17,6 +17,15 @@ from typing import Any
 import click
 
 from vllm_triage import __version__
+from vllm_triage.commands.output import (
+    add_quiet_everywhere,
+    add_width,
+    emit_json,
+    note,
+    text_width,
+    use_colour,
+    width_option,
+)
 from vllm_triage.errors import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, TriageError
 
 EXIT_CODES_HELP = (
@@ -39,6 +48,13 @@ def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
     except KeyboardInterrupt:
         click.echo("vllm-triage: interrupted", err=True)
         sys.exit(130)
+    except BrokenPipeError:
+        # `vllm-triage … | head`: the reader has what it wanted; not an error worth a line. Point
+        # stdout at /dev/null so the interpreter's final flush does not raise again.
+        # (A test runner's buffer has no file descriptor: then there is nothing left to flush.)
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
     except Exception as exc:  # a bug: one line, the traceback only on request
         if os.environ.get("VLLM_TRIAGE_DEBUG"):
             traceback.print_exc()
@@ -49,12 +65,9 @@ def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
         sys.exit(EXIT_INTERNAL)
 
 
-def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def _use_colour() -> bool:
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+# Kept under their old names: the command modules import them from here.
+_emit_json = emit_json
+_use_colour = use_colour
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -72,56 +85,83 @@ rules_option = click.option(
 )
 
 
+def _complete_sample(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:
+    from vllm_triage.resources import samples
+
+    return [name for name in samples() if name.startswith(incomplete)]
+
+
+sample_option = click.option(
+    "--sample",
+    is_flag=False,
+    flag_value="",
+    default=None,
+    metavar="NAME",
+    shell_complete=_complete_sample,
+    help="Use a sample bundle shipped with the tool; `--sample` alone lists them.",
+)
+
+
+def _paths_or_sample(paths: tuple[str, ...], sample: str | None) -> list[str]:
+    from vllm_triage.commands.run_output import sample_paths
+
+    if sample is not None:
+        return list(paths) + sample_paths(sample)
+    if not paths:
+        raise click.UsageError("missing argument 'PATHS...' (or --sample NAME)")
+    return list(paths)
+
+
 @cli.command(epilog=EXIT_CODES_HELP)
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
-@click.option("-v", "--verbose", is_flag=True, help="Show the whole error block and every consequence.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Show everything: the whole block, full paths, every consequence."
+)
+@width_option
+@sample_option
 @rules_option
-def triage(paths: tuple[str, ...], fmt: str, verbose: bool, rule_dirs: tuple[str, ...]) -> None:
+def triage(
+    paths: tuple[str, ...],
+    fmt: str,
+    verbose: bool,
+    width: int | None,
+    sample: str | None,
+    rule_dirs: tuple[str, ...],
+) -> None:
     """Find the first (root) error block of a vLLM log and the phase it failed in.
 
     PATHS: log files, bundle folders, .tar.gz/.tgz/.zip bundles, .gz logs, or - for stdin.
+    A folder of several bundles is triaged one run at a time.
     """
-    from vllm_triage.pipeline import triage as run_triage
-    from vllm_triage.render.triage_json import triage_to_json
+    from vllm_triage.commands.run_output import run_triage
 
-    result = _run(lambda: run_triage(list(paths), list(rule_dirs), sys.stdin.buffer))
-    data = triage_to_json(result)
-    if fmt == "json":
-        _emit_json(data)
-    elif fmt == "md":
-        from vllm_triage.render.templates import render
-
-        click.echo(render("triage.md.j2", r=data), nl=False)
-    else:
-        from vllm_triage.render.triage_text import render_triage_text
-
-        click.echo(render_triage_text(data, colour=_use_colour(), verbose=verbose), nl=False)
+    chosen = _paths_or_sample(paths, sample)
+    sys.exit(
+        _run(lambda: run_triage(chosen, fmt, verbose, list(rule_dirs), text_width(width), sys.stdin.buffer))
+    )
 
 
 @cli.command(epilog=EXIT_CODES_HELP)
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@width_option
+@sample_option
 @rules_option
-def fingerprint(paths: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> None:
+def fingerprint(
+    paths: tuple[str, ...], fmt: str, width: int | None, sample: str | None, rule_dirs: tuple[str, ...]
+) -> None:
     """Read the environment of a run (host, container, image, launch, env, request) with provenance,
     and check it: driver vs CUDA build, GPU visibility, shared GPUs, recipes, baseline hygiene.
 
     PATHS: artefact files (nvidia-smi, docker inspect, launch command, collect_env, env, request,
     vLLM log), bundle folders, .tar.gz/.tgz/.zip bundles, or - for stdin.
+    A folder of several bundles is read one run at a time.
     """
-    from vllm_triage.pipeline import fingerprint as run_fingerprint
+    from vllm_triage.commands.run_output import run_fingerprint
 
-    found = _run(lambda: run_fingerprint(list(paths), list(rule_dirs), sys.stdin.buffer))
-    if fmt == "json":
-        _emit_json(found.to_json())
-        return
-    from vllm_triage.render.fingerprint_text import render_fingerprint_text
-
-    text = _run(
-        lambda: render_fingerprint_text(found.to_json(), found.inputs, found.notes, colour=_use_colour())
-    )
-    click.echo(text, nl=False)
+    chosen = _paths_or_sample(paths, sample)
+    sys.exit(_run(lambda: run_fingerprint(chosen, fmt, list(rule_dirs), text_width(width), sys.stdin.buffer)))
 
 
 @cli.group()
@@ -157,7 +197,7 @@ def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
         return
     for r in sorted(chosen, key=lambda r: (r.kind, r.phase, r.id)):
         click.echo(f"{r.kind:<12} {r.phase:<15} {r.id:<40} {r.category}")
-    click.echo(f"{len(chosen)} rules from {len(ruleset.files)} files", err=True)
+    note(f"{len(chosen)} rules from {len(ruleset.files)} files")
 
 
 @rules.command("check")
@@ -186,7 +226,7 @@ def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
             click.echo(str(problem))
     errors = [p for p in problems if not p.warning]
     warned = f", {len(problems) - len(errors)} warning(s)" if len(errors) < len(problems) else ""
-    click.echo(f"{n_rules} rules in {n_files} files: {len(errors)} problem(s){warned}", err=True)
+    note(f"{n_rules} rules in {n_files} files: {len(errors)} problem(s){warned}")
     if errors:
         sys.exit(EXIT_INCOMPLETE)
 
@@ -207,6 +247,13 @@ def _register_command_modules() -> None:
 
 
 _register_command_modules()
+add_quiet_everywhere(cli)
+for _name in (
+    "diff",
+    "series",
+):  # text wrapped to the width like triage (check prints commands to copy: not wrapped)
+    if _name in cli.commands:
+        add_width(cli.commands[_name])
 
 
 def main() -> None:

@@ -24,3 +24,24 @@ def rules_dir() -> Path:
 
 def reports_dir() -> Path:
     return data_dir("reports")
+
+
+def samples_dir() -> Path:
+    return data_dir("samples")
+
+
+def samples() -> dict[str, tuple[Path, str]]:
+    """name → (folder, one-line description from the leading comment of its bundle.toml)."""
+    out: dict[str, tuple[Path, str]] = {}
+    for folder in sorted(p for p in samples_dir().iterdir() if p.is_dir()):
+        manifest = folder / "bundle.toml"
+        about = ""
+        if manifest.is_file():
+            comment = []
+            for line in manifest.read_text(encoding="utf-8").splitlines():
+                if not line.startswith("#"):
+                    break
+                comment.append(line.lstrip("# ").strip())
+            about = " ".join(comment)
+        out[folder.name] = (folder, about)
+    return out

@@ -50,7 +50,7 @@ def test_diff_exit_code_follows_the_verdict(
 
 
 def test_diff_text_puts_the_changed_knobs_before_the_details(bundles: dict[str, str]) -> None:
-    _, out, _ = run("diff", bundles["base"], bundles["confounded"])
+    _, out, _ = run("diff", bundles["base"], bundles["confounded"], "--width", "200")
     lines = out.splitlines()
     assert lines[3] == "changed"
     assert lines[4].lstrip().startswith("host driver")
@@ -182,5 +182,5 @@ def test_a_bundle_without_log_compares_what_it_has_and_says_so(tmp_path: Path) -
     assert exit_code == 0
     assert data["failure"]["conclusion"] == "unknown"
     assert data["coverage"]["not_compared"] > data["coverage"]["compared"]
-    _, text, _ = run("diff", str(FIXTURES / "rental-node"), str(smi_only))
+    _, text, _ = run("diff", str(FIXTURES / "rental-node"), str(smi_only), "--width", "200")
     assert "collect the same artefacts for both" in text.splitlines()[2]

@@ -32,14 +32,16 @@ def test_lone_nvidia_smi_file_as_json() -> None:
     assert set(data["findings"][0]) == {"id", "severity", "message", "evidence", "advice"}
 
 
-def test_text_grouped_by_layer_findings_last() -> None:
-    result = invoke("fingerprint", str(BUNDLES / "cu130-image-r575-node"))
+def test_text_findings_first_then_grouped_by_layer() -> None:
+    """What to act on comes first (most severe first), then the values layer by layer."""
+    result = invoke("fingerprint", str(BUNDLES / "cu130-image-r575-node"), "--width", "160")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    order = [lines.index(title) for title in ("host", "image", "launch", "findings")]
+    assert lines[0].startswith("findings (1 error")
+    assert lines[1].startswith("  ERROR   driver-too-old-for-cuda")
+    order = [lines.index(title) for title in ("host", "image", "launch")]
     assert order == sorted(order)
     assert any("host.driver_version" in line and "nvidia-smi-host.txt:4" in line for line in lines)
-    assert any(line.startswith("ERROR driver-too-old-for-cuda") for line in lines)
     assert "\x1b[" not in result.stdout  # no colour when piped
 
 

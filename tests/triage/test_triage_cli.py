@@ -22,12 +22,12 @@ OOM = LOGS / "v1-0.10.2-tp1-profile-oom.log"
 
 
 def test_triage_text(run_cli: RunCli) -> None:
-    result = run_cli("triage", str(OOM))
+    result = run_cli("triage", str(OOM), "--width", "250")
     assert result.exit_code == 0
     out = result.stdout
     first = out.splitlines()[0]
-    assert first.startswith("phase: engine_reserve")
-    assert "oom_engine_reserve" in first
+    assert first.startswith("failed in engine_reserve: torch could not allocate GPU memory")
+    assert "(category oom_engine_reserve)" in out
     assert f"{OOM}:72" in out
     assert "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.31 GiB" in out
     assert "Engine core initialization failed" in out  # a consequence, listed as such
@@ -35,11 +35,14 @@ def test_triage_text(run_cli: RunCli) -> None:
 
 
 def test_triage_text_verbose_shows_the_whole_block(run_cli: RunCli) -> None:
-    short = run_cli("triage", str(OOM)).stdout
-    full = run_cli("triage", str(OOM), "-v").stdout
-    block = (OOM.read_text().splitlines())[30:72]  # lines 31-72
-    assert all(line in full for line in block)
-    assert not all(line in short for line in block)
+    """-v shows every message of the block (its prefix once, above them); the default elides."""
+    short = run_cli("triage", str(OOM), "--width", "2000").stdout
+    full = run_cli("triage", str(OOM), "-v", "--width", "2000").stdout
+    rows = json.loads(run_cli("triage", str(OOM), "--format", "json").stdout)["first_error"]["block_rows"]
+    assert [r["line"] for r in rows] == list(range(31, 73))
+    assert all(f"│ {r['message']}" in full for r in rows if r["message"].strip())
+    assert not all(f"│ {r['message']}" in short for r in rows if r["message"].strip())
+    assert "lines (-v shows them)" in short
 
 
 def test_triage_json(run_cli: RunCli) -> None:
@@ -66,7 +69,7 @@ def test_triage_markdown(run_cli: RunCli) -> None:
 def test_triage_markdown_of_a_healthy_log(run_cli: RunCli) -> None:
     result = run_cli("triage", str(LOGS / "v1-0.11.0-healthy-then-shutdown.log"), "--format", "md")
     assert result.exit_code == 0
-    assert "none" in result.stdout
+    assert result.stdout.startswith("### vllm-triage: no failure: ready")
     assert result.stdout.count("```") % 2 == 0
 
 
@@ -86,8 +89,8 @@ def test_triage_text_on_stdin_reads_like_a_shell_session(run_cli: RunCli) -> Non
     """`docker logs vllm 2>&1 | vllm-triage triage -`"""
     result = run_cli("triage", "-", input=(LOGS / "v0-0.6.3-mq-tp2-safetensors.log").read_bytes())
     assert result.exit_code == 0
-    assert result.stdout.startswith("phase: weight_load")
-    assert "<stdin>:40" in result.stdout
+    assert result.stdout.startswith("failed in weight_load:")
+    assert "first error  <stdin>:40" in result.stdout
 
 
 def test_triage_with_extra_rules_directory(tmp_path: Path, triage_json: TriageJson) -> None:

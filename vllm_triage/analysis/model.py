@@ -87,6 +87,7 @@ class ErrorBlock:
     explain: str
     advice: str
     kind: str  # root | died | consequence_only | plain_error | warning | hang
+    rows: list[Row] = field(default_factory=list)  # the block's parsed rows, for display
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -74,6 +74,7 @@ class CollectResult:
     run: dict
     files: list[dict] = field(default_factory=list)  # {path, role}
     steps: list[Step] = field(default_factory=list)
+    required_failed: list[Step] = field(default_factory=list)  # see scene.required_failures
 
     def to_json(self) -> dict:
         return {
@@ -82,6 +83,8 @@ class CollectResult:
             "run": self.run,
             "files": self.files,
             "steps": [s.to_manifest() for s in self.steps],
+            "complete": not self.required_failed,
+            "required_failed": [s.name for s in self.required_failed],
         }
 
 

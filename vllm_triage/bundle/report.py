@@ -20,6 +20,8 @@ from vllm_triage.compare.changes import knob_label
 from vllm_triage.fingerprint import views
 from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.sources import Source
+from vllm_triage.render.triage_text import block_lines
+from vllm_triage.render.verdict import SEVERITY_ORDER, decisive_fix, headline
 
 SCHEMA = "vllm-triage.report/1"
 MAX_CONSEQUENCES = 6
@@ -186,6 +188,11 @@ def _first_error(trial: Trial) -> dict[str, Any] | None:
         "timestamp": fe.get("timestamp"),
         "block": fe.get("block"),
         "block_lines": fe.get("block_lines") or [fe.get("text")],
+        # For a narrow card: the prefix once per process, then the messages (block_lines stay raw
+        # for the upstream Markdown, which keeps the log as it was).
+        "block_view": [line[2:] for line in block_lines(fe, width=100_000, verbose=True)]
+        if fe.get("block_rows")
+        else fe.get("block_lines") or [fe.get("text")],
         "explain": fe.get("explain") or "",
         "advice": fe.get("advice") or "",
     }
@@ -205,6 +212,8 @@ def run_section(trial: Trial, number: int, spoiled: set[str]) -> dict[str, Any]:
         if f.get("severity") in ("error", "warning")
         and not str(f.get("id", "")).startswith(("root-cause.", "hang", "only-consequence"))
     ]
+    # The most severe first, as in every other rendering (render/verdict.py).
+    findings.sort(key=lambda f: SEVERITY_ORDER.get(f.get("severity", "info"), 3))
     fe = triage.get("first_error") or {}
     block = fe.get("block") or {}
     # A consequence inside the first error block (its own headline) is part of the block shown.
@@ -216,9 +225,20 @@ def run_section(trial: Trial, number: int, spoiled: set[str]) -> dict[str, Any]:
             and block.get("start", 0) <= c.get("line", 0) <= block.get("end", -1)
         )
     ]
+    signals = trial.run.signals
+    served = {
+        "ok": signals.requests_ok,
+        "failed": signals.requests_failed,
+        "received": signals.requests_received,
+    }
     return {
         "number": number,
         "label": trial.label,
+        # The verdict in words and the one thing to do first: the same sentences as `triage`.
+        "headline": headline({**triage, "requests": served})
+        if trial.triage
+        else "no server log in this bundle",
+        "fix": decisive_fix(triage) if trial.triage else None,
         "path": trial.path,
         "node": trial.run.node.value if trial.run.node is not None else None,
         "started": trial.run.started.value if trial.run.started is not None else None,
@@ -226,6 +246,8 @@ def run_section(trial: Trial, number: int, spoiled: set[str]) -> dict[str, Any]:
         "phase": triage.get("phase", "unknown") if trial.triage else "unknown",
         "phase_reason": triage.get("phase_reason", "no vLLM log in the bundle"),
         "ready": bool(triage.get("ready")),
+        # Requests the server answered (access log) or received (request log): "ready, served N".
+        "requests": trial.run.signals.requests if trial.triage else None,
         "failed": triage.get("first_error") is not None,
         "milestones": milestones,
         "last_milestone": triage.get("last_milestone"),

@@ -12,6 +12,8 @@ Layout of a collected bundle (roles in bundle.toml):
     pod/pod.json, pod/describe.txt,      container_inspect, unknown,
     pod/vllm.log, pod/vllm-previous.log  vllm_log (kubectl logs --timestamps --all-containers [--previous])
     pod/nvidia-smi.txt, pod/collect-env.txt
+    logs/<name>                          vllm_log          (--log FILE: a server log not in a container)
+    journal/<unit>.log                   vllm_log          (--journal UNIT: journalctl -u UNIT -o short-iso-precise)
     launch-command.sh                    launch_command    (what followed `--`, recorded, never run)
     environment.env                      environment       (the environment collect ran in)
     steps/<step>.stderr.txt              unknown           (what a step printed on stderr)
@@ -52,6 +54,8 @@ class Request:
     launch: list[str] = field(default_factory=list)
     label: str | None = None
     force: bool = False
+    logs: list[str] = field(default_factory=list)  # --log FILE: a `vllm serve` log outside a container
+    journals: list[str] = field(default_factory=list)  # --journal UNIT: a systemd unit's journal
 
 
 def collect(request: Request, host: Host | None = None) -> CollectResult:
@@ -73,6 +77,7 @@ def collect(request: Request, host: Host | None = None) -> CollectResult:
         run.update(_container_steps(collector, host, request.container, request.runtime))
     elif request.pod:
         run.update(_pod_steps(collector, request.pod, request.namespace))
+    _log_steps(collector, request)
     if request.launch:
         collector.record(
             "launch-command",
@@ -93,9 +98,45 @@ def collect(request: Request, host: Host | None = None) -> CollectResult:
     run["finished"] = _utc(host.now())
     result = collector.result
     result.run = run
+    result.required_failed = required_failures(result.steps, request)
     text = manifest.dumps(run, result.files, [s.to_manifest() for s in result.steps], header=HEADER)
     collector.write_text(manifest.MANIFEST_NAME, text)
     return result
+
+
+def _log_steps(collector: Collector, request: Request) -> None:
+    used: set[str] = set()
+    for given in request.logs:
+        name = Path(given).name or "vllm.log"
+        while name in used:  # two logs of the same name from different folders
+            name = f"_{name}"
+        used.add(name)
+        collector.read(f"log.{name}", Path(given), f"logs/{name}", "vllm_log")
+    for unit in request.journals:
+        collector.run(
+            f"journal.{unit}",
+            ["journalctl", "-u", unit, "-o", "short-iso-precise", "--no-pager"],
+            f"journal/{unit.replace('/', '_')}.log",
+            "vllm_log",
+        )
+
+
+def required_failures(steps: list[Step], request: Request) -> list[Step]:
+    """The steps a bundle cannot do without that did not succeed: the host's nvidia-smi, and the
+    server log of every source named (for a pod, the current or the previous container's log)."""
+    by_name = {step.name: step for step in steps}
+    groups: list[list[str]] = [["host.nvidia-smi"]]
+    if request.container:
+        groups.append(["container.logs"])
+    if request.pod:
+        groups.append(["pod.logs", "pod.logs-previous"])
+    groups.extend([name] for name in by_name if name.startswith(("log.", "journal.")))
+    failed = []
+    for group in groups:
+        present = [by_name[n] for n in group if n in by_name]
+        if present and not any(step.status == "ok" for step in present):
+            failed.append(present[0])
+    return failed
 
 
 def _host_steps(collector: Collector, host: Host) -> None:

@@ -11,4 +11,6 @@ COMMAND_MODULES = (
     "vllm_triage.commands.report",
     "vllm_triage.commands.scan",
     "vllm_triage.commands.fleet",
+    "vllm_triage.commands.schema",
+    "vllm_triage.commands.lnav_format",
 )

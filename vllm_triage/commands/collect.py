@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import json
+import sys
 
 import click
 
+from vllm_triage.errors import EXIT_INCOMPLETE
+
 EPILOG = (
-    "Exit codes: 0 bundle written (failed, missing and timed-out steps are recorded in bundle.toml, "
-    "not errors); 2 usage error or unusable --out; 4 an --out whose tree holds a symlink (nothing is "
+    "Exit codes: 0 bundle written with every required step (other failed, missing and timed-out "
+    "steps are recorded in bundle.toml); 1 bundle written but a required step failed (the host's "
+    "nvidia-smi, or the server log of --container/--pod/--log/--journal): a one-line summary on "
+    "stderr; 2 usage error or unusable --out; 4 an --out whose tree holds a symlink (nothing is "
     "written)."
 )
 
@@ -29,6 +33,20 @@ EPILOG = (
 @click.option(
     "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Seconds per step."
 )
+@click.option(
+    "--log",
+    "logs",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, readable=True),
+    help="A server log outside a container (vllm serve … > FILE); repeatable. Copied as logs/NAME.",
+)
+@click.option(
+    "--journal",
+    "journals",
+    multiple=True,
+    metavar="UNIT",
+    help="A systemd unit running vLLM: its journal (journalctl -u UNIT); repeatable.",
+)
 @click.option("--label", help="Name of this run/trial in the manifest (default: target and time).")
 @click.option("--force", is_flag=True, help="Write into a non-empty --out.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -40,6 +58,8 @@ def command(
     namespace: str | None,
     runtime: str | None,
     timeout: float,
+    logs: tuple[str, ...],
+    journals: tuple[str, ...],
     label: str | None,
     force: bool,
     fmt: str,
@@ -62,11 +82,34 @@ def command(
     from vllm_triage.bundle.scene import Request, collect
     from vllm_triage.cli import _run  # the one place that turns TriageError into a line + exit code
 
-    request = Request(out, container, pod, namespace, runtime, timeout, list(launch), label, force)
+    request = Request(
+        out,
+        container,
+        pod,
+        namespace,
+        runtime,
+        timeout,
+        list(launch),
+        label,
+        force,
+        list(logs),
+        list(journals),
+    )
     result = _run(lambda: collect(request))
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
-        return
-    from vllm_triage.render.collect_text import render_collect_text
+        from vllm_triage.commands.output import emit_json
 
-    click.echo(render_collect_text(result.to_json()), nl=False)
+        emit_json(result.to_json())
+    else:
+        from vllm_triage.render.collect_text import render_collect_text
+
+        click.echo(render_collect_text(result.to_json()), nl=False)
+    if result.required_failed:
+        # Written, but not usable as it is: say which required step failed, why, in one line.
+        why = "; ".join(
+            f"{s.name}: {s.status} ({s.reason or 'no reason given'})" for s in result.required_failed
+        )
+        click.echo(
+            f"vllm-triage: collect-incomplete: {why} (the bundle in {result.root} has the rest)", err=True
+        )
+        sys.exit(EXIT_INCOMPLETE)

@@ -10,12 +10,19 @@ from typing import Any
 import click
 
 from vllm_triage.cli import _emit_json, _use_colour
+from vllm_triage.commands.output import text_width
 from vllm_triage.render.compare_text import template_helpers
 from vllm_triage.render.templates import render
+from vllm_triage.render.text_layout import rewrap
 
 
 def emit_comparison(
-    result: Any, fmt: str, show_noise: bool, template: str, key: str, text_renderer: Callable[..., str]
+    result: Any,
+    fmt: str,
+    show_noise: bool,
+    template: str,
+    key: str,
+    text_renderer: Callable[..., str],
 ) -> None:
     data = result.to_json()
     if fmt == "json":
@@ -23,6 +30,7 @@ def emit_comparison(
     elif fmt == "md":
         click.echo(render(template, **{key: data}, show_noise=show_noise, **template_helpers()), nl=False)
     else:
-        click.echo(text_renderer(data, colour=_use_colour(), show_noise=show_noise), nl=False)
+        text = text_renderer(data, colour=_use_colour(), show_noise=show_noise)
+        click.echo(rewrap(text, text_width()), nl=False)
     if result.exit_code:
         sys.exit(result.exit_code)

@@ -25,13 +25,14 @@ GROUPINGS = ["signature", "phase", "category", "driver", "image", "node"]
 def command(out_dir: str, by: str, since: str | None, top: int, fmt: str) -> None:
     """Failure signatures across a scanned fleet: counts, first/last seen, the nodes, drivers and
     images each appears on, new signatures since a date, and the known upstream issue it resembles."""
-    import json
 
     from vllm_triage.cli import _run
     from vllm_triage.fleet.summary import parse_since, render, summarise
 
     summary = _run(lambda: summarise(out_dir, by, parse_since(since), top))
     if fmt == "json":
-        click.echo(json.dumps(summary, indent=2, default=str))
+        from vllm_triage.commands.output import emit_json
+
+        emit_json(summary)
         return
     click.echo(render(summary, fmt), nl=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -83,7 +82,9 @@ def command(
         )
     )
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        from vllm_triage.commands.output import emit_json
+
+        emit_json(result.to_json())
     else:
         from vllm_triage.render.redaction_text import render_redaction_text
 

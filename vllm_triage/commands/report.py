@@ -59,7 +59,9 @@ def command(
     if output is None:
         click.echo(text, nl=False)
     else:
-        click.echo(f"vllm-triage: wrote {output}", err=True)
+        from vllm_triage.commands.output import note
+
+        note(f"vllm-triage: wrote {output}")
     if not redact:
         click.echo(
             "vllm-triage: the report is NOT redacted (--no-redact): review it before sharing", err=True

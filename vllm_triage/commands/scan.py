@@ -63,7 +63,6 @@ def command(
 
     Query the result with polars/DuckDB/Spark (`OUT_DIR/runs/*.parquet`) or `vllm-triage fleet OUT_DIR`.
     """
-    import json
 
     from vllm_triage.cli import _run
     from vllm_triage.fleet.scan import scan
@@ -78,7 +77,9 @@ def command(
     finally:
         bar.close()
     if fmt == "json":
-        click.echo(json.dumps(stats.to_json(), indent=2))
+        from vllm_triage.commands.output import emit_json
+
+        emit_json(stats.to_json())
         return
     unreadable = f" ({stats.unreadable} unreadable, recorded)" if stats.unreadable else ""
     click.echo(

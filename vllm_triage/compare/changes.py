@@ -326,12 +326,22 @@ def _screen(
     return kept
 
 
+# The engine banner names some settings differently from the argument that sets them; the served
+# name and the tokenizer default to the model.
+_ARGS_SETTING = {"max_seq_len": ("max_model_len",), "served_model_name": ("model",), "tokenizer": ("model",)}
+
+
+def _sets(change: Change, name: str) -> bool:
+    """Whether `change` is the knob that sets fact `name` (engine.X ← arg.X)."""
+    suffix = name.split(".", 1)[-1]
+    return change.id.split(".", 1)[-1] in (suffix, *_ARGS_SETTING.get(suffix, ()))
+
+
 def _explained_by(name: str, group: KnobGroup, changes: list[Change]) -> Change:
     """The change of `group` a derived fact belongs to: engine.X to the argument X when that is
     one of the changes, else the group's first change."""
     mine = [c for c in changes if c.group == group.id]
-    suffix = name.split(".", 1)[-1]
-    return next((c for c in mine if c.id.split(".", 1)[-1] == suffix), mine[0])
+    return next((c for c in mine if _sets(c, name)), mine[0])
 
 
 def compare_runs(a: Run, b: Run, data: CompareData) -> Comparison:
@@ -361,7 +371,10 @@ def compare_runs(a: Run, b: Run, data: CompareData) -> Comparison:
             continue
         explaining = [g for g in roles.follows.get(name, []) if g.id in changed_groups]
         if explaining:
-            first = min(explaining, key=lambda g: by_group.get(g.id, 99))
+            # A fact set by one of the changed knobs follows that knob (engine.max_seq_len moves
+            # with --max-model-len, not with a new image that changed at the same time).
+            setting = [g for g in explaining if any(c.group == g.id and _sets(c, name) for c in changes)]
+            first = min(setting or explaining, key=lambda g: by_group.get(g.id, 99))
             _explained_by(name, first, changes).derived.append(ValueChange(name, x, y))
         else:
             drifted.append(ValueChange(name, x, y))

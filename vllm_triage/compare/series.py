@@ -208,14 +208,21 @@ def _order_breaks(
             ]
             if missing:
                 seen = trial[stage.id]
+                if seen.by_default:
+                    # Nobody brought it in: the release turns it on. Say so, and how to turn it off.
+                    message = (
+                        f"T{i} ran with prefix caching on by vLLM's default ({seen.how}) before "
+                        f"{label[missing[0]]} had passed: add --no-enable-prefix-caching until then"
+                    )
+                else:
+                    message = f"T{i} brought in {label[stage.id]} ({seen.how}) before {label[missing[0]]} had passed"
                 breaks.append(
                     {
                         "trial": i,
                         "stage": stage.id,
                         "missing": missing,
                         "evidence": seen.to_json(),
-                        "message": f"T{i} brought in {label[stage.id]} ({seen.how}) before "
-                        f"{label[missing[0]]} had passed",
+                        "message": message,
                     }
                 )
         if passed(outcome, run):

@@ -23,9 +23,10 @@ class Seen:
 
     how: str
     source: dict[str, Any] | None = None
+    by_default: bool = False  # on although nobody asked: vLLM's default, not a person's choice
 
     def to_json(self) -> dict[str, Any]:
-        return {"how": self.how, "source": self.source}
+        return {"how": self.how, "source": self.source, "by_default": self.by_default}
 
 
 def _item(run: Run, name: str) -> dict[str, Any] | None:
@@ -46,12 +47,16 @@ def prefix_caching(run: Run, data: CompareData) -> tuple[bool | None, Seen | Non
         item = _item(run, name)
         if item is not None and as_bool(item["value"]) is not None:
             on = bool(as_bool(item["value"]))
+            asked = _item(run, "arg.enable_prefix_caching")
+            if on and name.startswith("engine.") and asked is None:
+                how = f"{how}: enable_prefix_caching=True with no argument asking for it"
+                return on, Seen(how, item.get("source"), by_default=True)
             return on, Seen(f"{how}: enable_prefix_caching={on}", item.get("source"))
     version = run.vllm_version()
     known, default = default_for("arg.enable_prefix_caching", version, data)
     if known and version:
         on = bool(as_bool(default))
-        return on, Seen(f"default of vLLM {version}: {'on' if on else 'off'}")
+        return on, Seen(f"default of vLLM {version}: {'on' if on else 'off'}", by_default=on)
     return None, None
 
 

@@ -19,6 +19,10 @@ def render_collect_text(result: dict) -> str:
         f"{len(result['files'])} file(s); steps: "
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     )
+    if result.get("required_failed"):
+        lines.append(
+            "INCOMPLETE: a required step failed: " + ", ".join(result["required_failed"]) + " (exit 1)"
+        )
     lines.append(
         f"The bundle holds secrets as found: run `vllm-triage redact {result['bundle']} --out SHARE_DIR` before sharing."
     )

@@ -45,11 +45,20 @@ def _value(item: dict[str, Any] | None, name: str, limit: int = 80) -> str:
 
 
 def pair_text(change: dict[str, Any], limit: int = 80) -> str:
-    """`old → new (note)`."""
+    """`old → new`; a side that did not set the knob reads `(not set)`, or `(not set: default X)`
+    when vLLM's default for that version is known. Other notes follow in brackets."""
     name = change["name"]
-    text = f"{_value(change['a'], name, limit)} → {_value(change['b'], name, limit)}"
-    if change.get("note"):
-        text += f" ({change['note']})"
+    note = change.get("note") or ""
+    sides = []
+    for side in ("a", "b"):
+        text = _value(change[side], name, limit)
+        if change[side] is None and note.startswith("default "):
+            text = f"(not set: {note})"
+        sides.append(text)
+    text = " → ".join(sides)
+    # "not set" and "default X" describe the absent side, already said there.
+    if note and note != "not set" and not note.startswith("default "):
+        text += f" ({note})"
     return text
 
 

@@ -61,7 +61,9 @@ def render_html(report: dict[str, Any]) -> str:
 
 
 def render_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    from vllm_triage import __version__
+
+    return json.dumps({**report, "tool_version": __version__}, indent=2, ensure_ascii=False) + "\n"
 
 
 RENDERERS = {"md": render_markdown, "html": render_html, "json": render_json}

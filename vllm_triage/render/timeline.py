@@ -24,7 +24,7 @@ PHASE_LABELS = {
     "request": "serving",
 }
 WIDTH = 980
-LABEL_WIDTH = 170
+LABEL_WIDTH = 210
 RIGHT_MARGIN = 16
 PHASE_TITLE_Y = 16
 MILESTONE_LABEL_Y = 100  # milestone names are written once, slanted, above the lanes
@@ -33,6 +33,57 @@ LANE_HEIGHT = 66
 FOOTER = 40
 # A band's width follows the number of milestones in it, with room for its title when it has few.
 MIN_BAND_WEIGHT = 2.0
+# Text is measured before it is placed, so no label runs off the picture or into the lane labels.
+# SVG has no text metrics before layout: an average glyph is ~0.6 em in a sans-serif font (bold a
+# little wider); estimating on the wide side keeps real glyphs inside the box.
+EM_REGULAR = 0.56
+EM_BOLD = 0.6
+ERROR_LABEL_SIZE = 11.5
+ERROR_WHERE_SIZE = 10.5
+LANE_LABEL_SIZE = 12.5
+LANE_STATUS_SIZE = 11
+EDGE = 8
+
+
+def text_width(text: str, size: float, bold: bool = False) -> float:
+    return len(text) * size * (EM_BOLD if bold else EM_REGULAR)
+
+
+def fit(text: str, room: float, size: float, bold: bool = False) -> str:
+    """`text`, cut with … so that it takes at most `room` pixels."""
+    if text_width(text, size, bold) <= room:
+        return text
+    keep = max(int(room / (size * (EM_BOLD if bold else EM_REGULAR))) - 1, 1)
+    return text[:keep].rstrip() + "…"
+
+
+def distinct_labels(labels: list[str], room: float, size: float) -> list[str]:
+    """Each lane's label cut to `room` pixels so that two lanes never read the same: a label
+    longer than the room keeps its start and its end (runs are usually named `model … node-17`);
+    when that still collides, the part where it differs from the others is kept."""
+    limit = max(int(room / (size * EM_BOLD)), 6)
+
+    def middle(label: str) -> str:
+        if len(label) <= limit:
+            return label
+        head = (limit - 1) // 2
+        return label[:head] + "…" + label[len(label) - (limit - 1 - head) :]
+
+    out = [middle(label) for label in labels]
+    for i, label in enumerate(labels):
+        if len(label) <= limit or out.count(out[i]) == 1:
+            continue
+        others = [o for j, o in enumerate(labels) if j != i and out[j] == out[i]]
+        differs = min(
+            next(
+                (k for k, (x, y) in enumerate(zip(label, other, strict=False)) if x != y),
+                min(len(label), len(other)),
+            )
+            for other in others
+        )
+        start = max(min(differs - 2, len(label) - (limit - 1)), 0)
+        out[i] = "…" + label[start : start + limit - 1]
+    return out
 
 
 @dataclass
@@ -87,7 +138,31 @@ def _error_x(band: Band, reached: set[str]) -> float:
     return (xs[last] + xs[last + 1]) / 2
 
 
-def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, Any]:
+def _served(run: dict[str, Any]) -> str:
+    """What a run that never failed did: `ready, served 12 requests`, `ready, no request` (the
+    status line is cut to the label column if it must be)."""
+    requests = run.get("requests")
+    if requests is None:
+        return "ready"
+    if not requests:
+        return "ready, no request"
+    return f"ready, served {requests} request{'' if requests == 1 else 's'}"
+
+
+def _place_label(end_x: float, texts: list[tuple[str, float, bool]]) -> tuple[str, float, list[str]]:
+    """(anchor, x, texts cut to fit) for the labels beside the error mark: on the side with more
+    room, each text cut so it stays inside the picture and clear of the lane labels."""
+    right_room = WIDTH - EDGE - (end_x + 12)
+    left_room = end_x - 12 - (LABEL_WIDTH + 4)
+    widest = max(text_width(t, size, bold) for t, size, bold in texts)
+    if widest <= right_room or right_room >= left_room:
+        anchor, x, room = "start", end_x + 12, right_room
+    else:
+        anchor, x, room = "end", end_x - 12, left_room
+    return anchor, round(x, 1), [fit(t, room, size, bold) for t, size, bold in texts]
+
+
+def lane(run: dict[str, Any], index: int, all_bands: list[Band], short_label: str = "") -> dict[str, Any]:
     y = HEADER + index * LANE_HEIGHT + LANE_HEIGHT / 2
     reached = {m["marker"] for m in run["milestones"]}
     where = {m["marker"]: m["where"] for m in run["milestones"]}
@@ -98,6 +173,15 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, An
     if failed_phase is not None:
         band = next(b for b in all_bands if b.phase == failed_phase)
         end_x = _error_x(band, reached)
+        label = (
+            "stopped here, no error (hang)"
+            if fe.get("kind") == "hang"
+            else f"first error: {fe.get('category')}"
+        )
+        where_text = str(fe.get("where") or "") + (f" · {fe['timestamp']}" if fe.get("timestamp") else "")
+        anchor, label_x, (label_shown, where_shown) = _place_label(
+            end_x, [(label, ERROR_LABEL_SIZE, True), (where_text, ERROR_WHERE_SIZE, False)]
+        )
         error = {
             "x": round(end_x, 1),
             "y": y,
@@ -106,12 +190,11 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, An
             "where": fe.get("where"),
             "timestamp": fe.get("timestamp"),
             "phase": failed_phase,
-            "label": "stopped here, no error (hang)"
-            if fe.get("kind") == "hang"
-            else f"first error: {fe.get('category')}",
-            # The label goes on the side with room for it.
-            "anchor": "start" if end_x < WIDTH - 240 else "end",
-            "label_x": round(end_x + 12 if end_x < WIDTH - 240 else end_x - 12, 1),
+            "label": label,  # whole, for the tooltip
+            "label_shown": label_shown,
+            "where_shown": where_shown,
+            "anchor": anchor,
+            "label_x": label_x,
         }
     elif not run["ready"]:
         # No failure and never ready: as far as the last milestone (a log that simply stops).
@@ -129,6 +212,10 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, An
             state = (
                 "passed" if band.x + band.width <= end_x else ("reached" if band.x < end_x else "unreached")
             )
+        if state == "passed" and not any(s.marker in reached for s in band.slots):
+            # Passed only on evidence: a phase with no milestone reached in it (the container band
+            # has none; a partial log starts later) is shown as not seen, not as a success.
+            state = "unseen"
         states.append(
             {"phase": band.phase, "x": round(band.x, 1), "width": round(band.width, 1), "state": state}
         )
@@ -149,6 +236,14 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, An
         "top": y - LANE_HEIGHT / 2 + 6,
         "height": LANE_HEIGHT - 12,
         "label": run["label"],
+        "short_label": short_label or run["label"],
+        "status": fit(
+            PHASE_LABELS.get(run["phase"], run["phase"])
+            if error
+            else (_served(run) if run["ready"] else "no failure seen"),
+            LABEL_WIDTH - 14,
+            LANE_STATUS_SIZE,
+        ),
         "number": run["number"],
         "phase": run["phase"],
         "ready": run["ready"],
@@ -162,7 +257,10 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band]) -> dict[str, An
 def timeline(runs: list[dict[str, Any]]) -> dict[str, Any]:
     order, phase_of = milestone_phases()
     all_bands = bands(order, phase_of)
-    lanes = [lane(run, i, all_bands) for i, run in enumerate(runs)]
+    # Room for the label after `T<n> `, inside the label column.
+    room = LABEL_WIDTH - 14 - text_width("T00 ", LANE_LABEL_SIZE, True)
+    shorts = distinct_labels([str(run["label"]) for run in runs], room, LANE_LABEL_SIZE)
+    lanes = [lane(run, i, all_bands, shorts[i]) for i, run in enumerate(runs)]
     height = HEADER + LANE_HEIGHT * len(runs) + FOOTER
     return {
         "width": WIDTH,
