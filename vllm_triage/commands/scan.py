@@ -48,6 +48,14 @@ class _ProgressBar:
     "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: every core]."
 )
 @click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="local: this machine's processes. spark: Spark jobs (pip install 'vllm-triage[spark]', Java 17+); "
+    "local[JOBS] unless spark-submit names a master (docs/fleet.md).",
+)
+@click.option(
     "--force",
     is_flag=True,
     help="Analyse every bundle again, even unchanged ones (after upgrading vllm-triage).",
@@ -57,7 +65,13 @@ class _ProgressBar:
     "--rules", "rule_dirs", multiple=True, type=click.Path(), help="Extra rule directory (repeatable)."
 )
 def command(
-    paths: tuple[str, ...], out_dir: str, jobs: int | None, force: bool, fmt: str, rule_dirs: tuple[str, ...]
+    paths: tuple[str, ...],
+    out_dir: str,
+    jobs: int | None,
+    engine: str,
+    force: bool,
+    fmt: str,
+    rule_dirs: tuple[str, ...],
 ) -> None:
     """Triage and fingerprint every bundle under PATHS into Parquet tables (runs, findings, knobs).
 
@@ -72,7 +86,14 @@ def command(
     try:
         stats = _run(
             lambda: scan(
-                list(paths), out_dir, jobs, tuple(rule_dirs), force, progress=bar.advance, on_total=bar.start
+                list(paths),
+                out_dir,
+                jobs,
+                tuple(rule_dirs),
+                force,
+                progress=bar.advance,
+                on_total=bar.start,
+                engine=engine,
             )
         )
     finally:
@@ -82,6 +103,6 @@ def command(
         return
     unreadable = f" ({stats.unreadable} unreadable, recorded)" if stats.unreadable else ""
     click.echo(
-        f"{stats.bundles} bundle(s) in {stats.seconds:.1f} s with {stats.jobs} job(s): {stats.analysed} analysed{unreadable}, "
+        f"{stats.bundles} bundle(s) in {stats.seconds:.1f} s with {stats.jobs} job(s){' on Spark' if stats.engine == 'spark' else ''}: {stats.analysed} analysed{unreadable}, "
         f"{stats.unchanged} unchanged, {stats.duplicates} duplicate(s) → {stats.out_dir} (scan {stats.scan_id})"
     )
