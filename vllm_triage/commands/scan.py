@@ -9,7 +9,7 @@ import click
 EPILOG = (
     "Each bundle (a folder with bundle.toml, an archive, or a folder holding a vLLM log) is one run. "
     "Unchanged bundles are skipped; unreadable ones are recorded with their error. "
-    "Exit codes: 0 scanned (whatever the runs found); 2 usage error; 4 bad input or rules, fleet dir locked; "
+    "Exit codes: 0 scanned (whatever the runs found); 2 usage error; 4 bad input or rules, fleet dir locked, --engine spark without pyspark or Java; "
     "70 internal error."
 )
 
@@ -45,7 +45,11 @@ class _ProgressBar:
     help="Fleet directory (created; later scans append).",
 )
 @click.option(
-    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: every core]."
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes [default: every core]; with --engine spark, the N of local[N].",
 )
 @click.option(
     "--engine",

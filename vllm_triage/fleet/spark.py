@@ -133,7 +133,9 @@ def _session(jobs: int) -> tuple[Any, bool]:
     # Executors' Python must be this one (with vllm-triage importable), not the `python3` on PATH;
     # read when the context starts, so set before.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    threads = str(max(1, (os.cpu_count() or 1) // max(1, jobs)))
+    from vllm_triage.fleet.scan import default_jobs
+
+    threads = str(max(1, default_jobs() // max(1, jobs)))
     builder = (
         SparkSession.builder.appName("vllm-triage scan")
         .config("spark.ui.enabled", "false")  # no port 4040 on a CLI run
