@@ -1,19 +1,26 @@
 #!/usr/bin/env python3
-"""Benchmark `vllm-triage scan` on a generated fleet: bundles per second and peak memory.
+"""Benchmark `vllm-triage scan` on a generated fleet: bundles per second, as ratios in one run.
 
 Generates N bundles with tests/fleet/fleet_factory.py (folders and .tar.gz archives of a V1 log,
 host nvidia-smi, docker inspect and bundle.toml; 8 failure scenarios over 5 versions, 4 drivers,
 5 nodes), then runs, each as a child process:
-  vllm-triage scan FLEET -o OUT --jobs J   cold, for each J (a fresh OUT each time)
-  vllm-triage scan FLEET -o OUT            again on the last OUT: every bundle unchanged
-and reports wall time, bundles/s and peak RSS. Peak RSS is os.wait4's ru_maxrss of the child, which
-Linux reports as the largest single process of the tree (the scan's main process or one worker),
-so a scan with J jobs holds at most about (J + 1) × that.
+  vllm-triage scan FLEET -o OUT --jobs J                 cold, for each J (a fresh OUT each time)
+  vllm-triage scan FLEET -o OUT --engine spark --jobs 2  cold, Spark local[2] (when pyspark is there)
+  vllm-triage scan FLEET -o OUT                          again on the last OUT: every bundle unchanged
+and reports wall time, bundles/s, the ratio to `--jobs 1`, CPU seconds (the scan and its pool
+workers; Spark's JVM and Python workers are not children it waits for, so not counted) and peak
+RSS. Peak RSS is os.wait4's ru_maxrss of the child, which Linux reports as the largest single
+process of the tree, so a scan with J jobs holds at most about (J + 1) × that.
 
-Also measures, in this process, what one bundle costs and how much of it is compiling the rules
-(pipeline.triage compiles them on every call; see docs/fleet.md "Known costs").
+CPU seconds matter on a shared machine: the scheduler shares the CPU between sessions
+(autogroups), not processes, so a loaded machine gives a scan its share whatever its --jobs, and
+wall-time ratios there say little. CPU per bundle and the fixed costs below say what a scan costs:
+  - a worker's start-up: spawn a Python, import vllm-triage, compile the rules (the initialiser);
+  - one bundle in a warm process, with the rules compiled per bundle (before) and once;
+  - pickling a bundle's rows back to the parent;
+  - a Spark session's start-up (JVM + first job).
 
-Usage: benchmarks/bench_fleet.py [--bundles 1000] [--jobs 1,2] [--out DIR] [--cmd vllm-triage]
+Usage: benchmarks/bench_fleet.py [--bundles 1000] [--jobs 1,2] [--no-spark] [--out DIR] [--cmd vllm-triage]
 Writes a Markdown table to stdout and to DIR/fleet-results.md (DIR is git-ignored).
 """
 
@@ -22,6 +29,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pickle
+import resource
 import shlex
 import shutil
 import subprocess
@@ -33,8 +42,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests" / "fleet"))
 
 
-def run(argv: list[str]) -> tuple[float, int, dict]:
-    """(seconds, peak RSS in MiB, parsed JSON stdout) of one child process."""
+def run(argv: list[str]) -> tuple[float, float, int, dict]:
+    """(seconds, CPU seconds, peak RSS in MiB, parsed JSON stdout) of one child process."""
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     out = proc.stdout.read() if proc.stdout else b""
@@ -42,23 +51,58 @@ def run(argv: list[str]) -> tuple[float, int, dict]:
     elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{shlex.join(argv)} failed")
-    return elapsed, usage.ru_maxrss // 1024, json.loads(out)
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, json.loads(out)
 
 
-def per_bundle_costs(paths: list[str], sample: int = 20) -> tuple[float, float]:
-    """(ms per bundle in one process, ms of that spent loading and compiling the rules)."""
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def worker_start() -> tuple[float, float]:
+    """(wall s, CPU s) for a fresh Python to be ready to scan: what each pool worker pays once."""
+    code = "from vllm_triage.fleet.scan import _init_worker; _init_worker(())"
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    _, _, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+
+
+def per_bundle_costs(paths: list[str], sample: int = 40) -> dict[str, float]:
+    """CPU ms per bundle in one warm process with the rules compiled per bundle and once, and the
+    ms and bytes of pickling one bundle's rows (what a pool worker sends back)."""
     from vllm_triage.fleet.bundle_row import bundle_rows
     from vllm_triage.pipeline import load_rules
 
+    compiled = load_rules()
     bundle_rows(paths[0])  # imports and first-use caches
+    sample = min(sample, len(paths))
+    costs: dict[str, float] = {}
+    for name, kwargs in (("per bundle", {}), ("once", {"compiled": compiled})):
+        start = _cpu()
+        for path in paths[:sample]:
+            rows = bundle_rows(path, **kwargs)
+        costs[name] = (_cpu() - start) / sample * 1000
     start = time.perf_counter()
-    for path in paths[:sample]:
-        bundle_rows(path)
-    per_bundle = (time.perf_counter() - start) / sample * 1000
+    for _ in range(100):
+        blob = pickle.dumps(rows)
+    costs["pickle ms"] = (time.perf_counter() - start) * 10
+    costs["pickle bytes"] = len(blob)
+    return costs
+
+
+def spark_start() -> float | None:
+    """Seconds to start a Spark local[2] session and run one trivial job; None without pyspark."""
+    try:
+        from vllm_triage.fleet import spark
+
+        spark.check_available()
+    except Exception:
+        return None
     start = time.perf_counter()
-    for _ in range(sample):
-        load_rules()
-    return per_bundle, (time.perf_counter() - start) / sample * 1000
+    with spark.SparkEngine(2) as engine:
+        engine.map(abs, [1, 2])
+        return time.perf_counter() - start
 
 
 def main() -> int:
@@ -69,6 +113,7 @@ def main() -> int:
     ap.add_argument("--jobs", default="1,2")
     ap.add_argument("--out", default=str(HERE / "out"))
     ap.add_argument("--cmd", default="vllm-triage")
+    ap.add_argument("--no-spark", action="store_true", help="skip the Spark local[2] run")
     a = ap.parse_args()
     out = Path(a.out)
     fleet, results = out / "fleet-bundles", out / "fleet-scan"
@@ -81,29 +126,45 @@ def main() -> int:
 
     rows = []
     cmd = shlex.split(a.cmd)
-    for jobs in [int(j) for j in a.jobs.split(",")]:
+    runs = [(f"--jobs {j}", ["--jobs", str(j)]) for j in a.jobs.split(",")]
+    if not a.no_spark and spark_start() is not None:  # (also warms the JVM's files in the page cache)
+        runs.append(("Spark local[2]", ["--engine", "spark", "--jobs", "2"]))
+    for name, args in runs:
         shutil.rmtree(results, ignore_errors=True)
-        seconds, rss, stats = run(
-            [*cmd, "scan", str(fleet), "-o", str(results), "--jobs", str(jobs), "--format", "json"]
+        seconds, cpu, rss, stats = run(
+            [*cmd, "scan", str(fleet), "-o", str(results), *args, "--format", "json"]
         )
         assert stats["analysed"] == a.bundles, stats
-        rows.append((f"cold scan, --jobs {jobs}", a.bundles, seconds, rss))
-    seconds, rss, stats = run([*cmd, "scan", str(fleet), "-o", str(results), "--format", "json"])
+        rows.append((f"cold scan, {name}", a.bundles, seconds, cpu, rss))
+    seconds, cpu, rss, stats = run([*cmd, "scan", str(fleet), "-o", str(results), "--format", "json"])
     assert stats["unchanged"] == a.bundles, stats
-    rows.append(("re-scan, all unchanged", a.bundles, seconds, rss))
-    per_bundle, rules = per_bundle_costs([str(s.path) for s in specs])
+    rows.append(("re-scan, all unchanged", a.bundles, seconds, cpu, rss))
+    costs = per_bundle_costs([str(s.path) for s in specs])
+    start_wall, start_cpu = worker_start()
+    spark_s = None if a.no_spark else spark_start()
 
+    base = rows[0][2]
+    load = os.getloadavg()[0]
     lines = [
-        f"{a.bundles} generated bundles ({size / 2**20:.1f} MiB), {os.cpu_count()} cores, `{a.cmd} scan`:",
+        f"{a.bundles} generated bundles ({size / 2**20:.1f} MiB), {os.cpu_count()} cores, load average "
+        f"{load:.1f} at the end, `{a.cmd} scan`:",
         "",
-        "| run | bundles | wall time | bundles/s | peak RSS (largest process) |",
-        "|---|---:|---:|---:|---:|",
+        "| run | wall time | bundles/s | × `--jobs 1` | CPU s (scan + pool) | CPU ms/bundle | peak RSS (largest process) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    lines += [f"| {name} | {n} | {s:.1f} s | {n / s:.0f} | {r} MiB |" for name, n, s, r in rows]
+    for name, n, secs, cpu, rss in rows:
+        spark_cpu = "Spark" in name
+        lines.append(
+            f"| {name} | {secs:.1f} s | {n / secs:.1f} | {base / secs:.2f} | "
+            f"{'n/a' if spark_cpu else f'{cpu:.1f}'} | {'n/a' if spark_cpu else f'{cpu / n * 1000:.0f}'} | {rss} MiB |"
+        )
     lines += [
         "",
-        f"One bundle in one process: {per_bundle:.0f} ms, of which {rules:.0f} ms is loading and compiling the rules "
-        "(done again for every bundle by `pipeline.triage`).",
+        f"Per bundle in one warm process: {costs['per bundle']:.1f} CPU ms with the rules compiled for every "
+        f"bundle, {costs['once']:.1f} ms with them compiled once (what a pool worker does now). "
+        f"Pickling one bundle's rows: {costs['pickle ms']:.3f} ms ({costs['pickle bytes']:.0f} bytes). "
+        f"A worker's start-up (spawn, imports, rules): {start_wall:.2f} s wall, {start_cpu:.2f} CPU s."
+        + (f" Spark local[2] start-up (JVM, first job): {spark_s:.1f} s." if spark_s else ""),
     ]
     text = "\n".join(lines) + "\n"
     print(text)

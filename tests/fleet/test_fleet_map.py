@@ -1,6 +1,7 @@
 """The distributed path in miniature: bundle_rows mapped over bundle paths by an executor (what a
 Spark or Ray job does per partition), rows assembled with the same schema, written and read back.
-It must give the same rows as `scan`. Spark/Ray themselves are not installed in CI (docs/fleet.md)."""
+It must give the same rows as `scan`. Spark itself runs in test_fleet_spark.py (when pyspark and
+Java are there); this one needs neither, and covers what a hand-written map (Ray) relies on."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import click
 EPILOG = (
     "Each bundle (a folder with bundle.toml, an archive, or a folder holding a vLLM log) is one run. "
     "Unchanged bundles are skipped; unreadable ones are recorded with their error. "
-    "Exit codes: 0 scanned (whatever the runs found); 2 usage error; 4 bad input or rules, fleet dir locked; "
+    "Exit codes: 0 scanned (whatever the runs found); 2 usage error; 4 bad input or rules, fleet dir locked, --engine spark without pyspark or Java; "
     "70 internal error."
 )
 
@@ -45,7 +45,19 @@ class _ProgressBar:
     help="Fleet directory (created; later scans append).",
 )
 @click.option(
-    "-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes [default: every core]."
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes [default: every core]; with --engine spark, the N of local[N].",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="local: this machine's processes. spark: Spark jobs (pip install 'vllm-triage[spark]', Java 17+); "
+    "local[JOBS] unless spark-submit names a master (docs/fleet.md).",
 )
 @click.option(
     "--force",
@@ -57,7 +69,13 @@ class _ProgressBar:
     "--rules", "rule_dirs", multiple=True, type=click.Path(), help="Extra rule directory (repeatable)."
 )
 def command(
-    paths: tuple[str, ...], out_dir: str, jobs: int | None, force: bool, fmt: str, rule_dirs: tuple[str, ...]
+    paths: tuple[str, ...],
+    out_dir: str,
+    jobs: int | None,
+    engine: str,
+    force: bool,
+    fmt: str,
+    rule_dirs: tuple[str, ...],
 ) -> None:
     """Triage and fingerprint every bundle under PATHS into Parquet tables (runs, findings, knobs).
 
@@ -71,7 +89,14 @@ def command(
     try:
         stats = _run(
             lambda: scan(
-                list(paths), out_dir, jobs, tuple(rule_dirs), force, progress=bar.advance, on_total=bar.start
+                list(paths),
+                out_dir,
+                jobs,
+                tuple(rule_dirs),
+                force,
+                progress=bar.advance,
+                on_total=bar.start,
+                engine=engine,
             )
         )
     finally:
@@ -83,6 +108,6 @@ def command(
         return
     unreadable = f" ({stats.unreadable} unreadable, recorded)" if stats.unreadable else ""
     click.echo(
-        f"{stats.bundles} bundle(s) in {stats.seconds:.1f} s with {stats.jobs} job(s): {stats.analysed} analysed{unreadable}, "
+        f"{stats.bundles} bundle(s) in {stats.seconds:.1f} s with {stats.jobs} job(s){' on Spark' if stats.engine == 'spark' else ''}: {stats.analysed} analysed{unreadable}, "
         f"{stats.unchanged} unchanged, {stats.duplicates} duplicate(s) → {stats.out_dir} (scan {stats.scan_id})"
     )

@@ -8,19 +8,23 @@ over a shared filesystem (docs/fleet.md), and produce the same rows.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
 from vllm_triage.compare.signature import normalise, signature, signature_hash
 from vllm_triage.errors import TriageError
 from vllm_triage.fleet import known_issues
 from vllm_triage.fleet.bundles import BundleRef, content_hash, is_archive, mtime
+
+if TYPE_CHECKING:
+    from vllm_triage.engine.matcher import CompiledRules
 
 # Enough of the verbatim first-error line to recognise it; the whole block is in the bundle.
 MAX_TEXT = 2000
@@ -49,8 +53,11 @@ def bundle_rows(
     run_id: str | None = None,
     scan_id: str = "",
     scanned_at: datetime | None = None,
+    compiled: CompiledRules | None = None,
 ) -> BundleRows:
-    """Analyse one bundle. `run_id` may be passed when the caller already hashed the content."""
+    """Analyse one bundle. `run_id` may be passed when the caller already hashed the content;
+    `compiled` (`pipeline.load_rules(rule_dirs)`, made once per worker) saves loading and compiling
+    the rules again for every bundle. Neither changes the rows."""
     ref = path if isinstance(path, BundleRef) else ref_for(path)
     run: dict[str, Any] = {
         "run_id": run_id,
@@ -66,7 +73,7 @@ def bundle_rows(
             run["run_id"], run["bundle_bytes"] = content_hash(ref)
         else:
             run["bundle_bytes"] = sum(p.stat().st_size for p in _paths(ref))
-        return _analyse(ref, run, list(rule_dirs))
+        return _analyse(ref, run, list(rule_dirs), compiled)
     except TriageError as exc:
         return _failed(ref, run, exc.problem_id, exc.one_line())
     except Exception as exc:  # a bug or an unreadable file must cost one run, not the scan
@@ -90,11 +97,15 @@ def _failed(ref: BundleRef, run: dict[str, Any], error_id: str, message: str) ->
     return BundleRows(run)
 
 
-def _analyse(ref: BundleRef, run: dict[str, Any], rule_dirs: list[str]) -> BundleRows:
+def _analyse(
+    ref: BundleRef, run: dict[str, Any], rule_dirs: list[str], compiled: CompiledRules | None
+) -> BundleRows:
     from vllm_triage.pipeline import triage
     from vllm_triage.render.triage_json import triage_to_json
 
-    result = triage([ref.path], rule_dirs)
+    # A shallow copy per bundle: the matcher may keep per-run state on the object (which engine
+    # a pattern runs in after an overrun), and one bundle's state must not leak into the next.
+    result = triage([ref.path], rule_dirs, compiled=copy.copy(compiled) if compiled else None)
     triaged = triage_to_json(result)
     if result.fingerprint is not None:  # read with the triage: the bundle is not gathered twice
         fingerprint, fp_error = result.fingerprint.to_json(), None

@@ -108,7 +108,9 @@ def write_part(out: Path, table: str, scan_id: str, part: int, rows: list[dict[s
     folder = out / table
     folder.mkdir(parents=True, exist_ok=True)
     name = f"part-{scan_id}-{part:04d}.parquet"
-    tmp = folder / f".{name}.tmp"
+    # The temporary name is the writer's own: a retried or speculative Spark task may write the
+    # same part at the same time, and each must rename a complete file of its own.
+    tmp = folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
     pq.write_table(to_table(table, rows), tmp, compression="zstd")
     os.replace(tmp, folder / name)
     return f"{table}/{name}"
