@@ -205,9 +205,8 @@ def frames_of_following_traceback(index: StreamIndex, block: Block) -> list[str]
             continue
         if candidate.exc:
             break
-        match = FRAME_LINE.match(candidate.message)
-        if match:
-            found.append(match.group("func"))
+        if FRAME_LINE.match(candidate.message):
+            found.append(candidate.message)  # the whole line: callpath matches function and file
         elif not is_traceback_part(candidate):
             break
     return found

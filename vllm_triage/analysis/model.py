@@ -87,6 +87,7 @@ class ErrorBlock:
     explain: str
     advice: str
     kind: str  # root | died | consequence_only | plain_error | warning | hang
+    component: str | None = None  # the package the innermost frame belongs to (analysis/callpath.py)
     rows: list[Row] = field(default_factory=list)  # the block's parsed rows, for display
 
     def to_json(self) -> dict[str, Any]:
@@ -104,6 +105,7 @@ class ErrorBlock:
             "timestamp": self.row.timestamp,
             "level": self.row.level,
             "kind": self.kind,
+            "component": self.component,
             "explain": self.explain,
             "advice": self.advice,
         }

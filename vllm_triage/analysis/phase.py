@@ -8,9 +8,10 @@ was serving); weak request frames; and last, the rule's own phase for a bare sni
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vllm_triage.analysis.callpath import phase_from_frames
+from vllm_triage.analysis.callpath import Frame, phase_from_frames, phase_from_source
 from vllm_triage.analysis.model import Milestone, Row
 from vllm_triage.engine.rules import FrameHint, Rule
 from vllm_triage.phases import PHASES, phase_index
@@ -42,7 +43,9 @@ def milestones_before(
     return near
 
 
-def frame_phase(frames: list[str], hints: list[FrameHint]) -> tuple[FrameHint | None, FrameHint | None]:
+def frame_phase(
+    frames: Sequence[Frame | str], hints: list[FrameHint]
+) -> tuple[FrameHint | None, FrameHint | None]:
     """(strong hint, weak hint) of the deepest matching frames. `frames` are traceback frame
     lines (matched with their file) or bare function names (matched when unambiguous), outermost
     first; analysis.callpath.phase_from_frames gives the full verdict."""
@@ -69,15 +72,21 @@ def _milestone_phase(reached: list[Milestone]) -> tuple[str | None, Milestone | 
     return last.phase, last
 
 
+# Packages whose frames say what step was running when no vLLM frame does: the Hub client only
+# runs to find and fetch the model (DESIGN §3: weight_load even while ModelConfig is built).
+COMPONENT_PHASES = {"huggingface_hub": "weight_load", "safetensors": "weight_load"}
+
+
 def decide_phase(
     root: Row,
     rule: Rule | None,
-    frames: list[str],
+    frames: Sequence[Frame | str],
     hints: list[FrameHint],
     reached: list[Milestone],
     implied: set[str],
+    source: str | None = None,
 ) -> PhaseDecision:
-    phase, reason = _decide(root, rule, frames, hints, reached, implied)
+    phase, reason = _decide(root, rule, frames, hints, reached, implied, source)
     strong, weak = frame_phase(frames, hints)
     by_milestones, last = _milestone_phase(reached)
     by_frames = strong.phase if strong else None
@@ -106,10 +115,11 @@ def decide_phase(
 def _decide(
     root: Row,
     rule: Rule | None,
-    frames: list[str],
+    frames: Sequence[Frame | str],
     hints: list[FrameHint],
     reached: list[Milestone],
     implied: set[str],
+    source: str | None = None,
 ) -> tuple[str, str]:
     """Return (phase, reason)."""
     if rule is not None and rule.phase_source == "rule" and rule.phase in PHASES:
@@ -121,7 +131,10 @@ def _decide(
     # frames are the failing process's own; a disagreement is stated in the reason.
     strong, weak = frame_phase(frames, hints)
     if strong:
-        return strong.phase, f"the traceback passes through {strong.function}()"
+        return strong.phase, f"the traceback passes through {strong.function}() ({strong.file})"
+    by_source = phase_from_source(source, hints) if source else None
+    if by_source:
+        return by_source, f"logged from {source.split(':')[0]}, which runs only in {by_source}"
     if reached:
         last = max(reached, key=lambda m: (phase_index(m.phase), m.line))
         engine_rule = rule is not None and phase_index(rule.phase) >= phase_index("cuda_init")
@@ -132,7 +145,11 @@ def _decide(
     if "request" in implied and "startup" not in implied:
         return "request", "the consequences show the engine was serving"
     if weak and "startup" not in implied:
-        return weak.phase, f"the traceback passes through {weak.function}()"
+        return weak.phase, f"the traceback passes through {weak.function}() ({weak.file})"
+    packages = {f.package for f in frames if isinstance(f, Frame)}
+    for package, phase in COMPONENT_PHASES.items():
+        if package in packages and not (rule is not None and rule.phase_source == "rule"):
+            return phase, f"the traceback passes through {package}, which runs only to find and fetch the model"
     if rule is not None and rule.phase in PHASES:
         phase = rule.phase
         if phase == "request" and "startup" in implied:

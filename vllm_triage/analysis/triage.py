@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 
 from vllm_triage.analysis.blocks import Block, StreamIndex, block_around, frames_of_following_traceback
+from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import next_step, root_finding, survived_findings
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
@@ -15,7 +16,7 @@ from vllm_triage.analysis.model import Consequence, ErrorBlock, Finding, LogAnal
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
 from vllm_triage.analysis.root import Candidate, collect_candidates
 from vllm_triage.engine.matcher import CompiledRules
-from vllm_triage.engine.rules import Rule
+from vllm_triage.engine.rules import FrameHint, Rule
 from vllm_triage.engine.scan import ScanResult
 from vllm_triage.phases import NO_FAILURE, phase_index
 
@@ -159,7 +160,9 @@ def _error_block(
     row = _line_naming_the_cause(chosen, block, roots) if kind == "root" else chosen.row
     rows_by_line = {r.line: r for r in index.rows}
     reached = milestones_before(chosen.row, milestones, rows_by_line)
-    frames = block.frames or frames_of_following_traceback(index, block)
+    hints = compiled.ruleset.frames
+    frames = call_path(block, hints) or parse_frames(frames_of_following_traceback(index, block))
+    verdict = phase_from_frames(frames, hints)
     implied = {
         c.rule.implies for c in consequences if c.rule and c.rule.implies and c.row.line > chosen.row.line
     }
@@ -169,9 +172,10 @@ def _error_block(
         chosen.row,
         rule if kind != "consequence_only" else None,
         frames,
-        compiled.ruleset.frames,
+        hints,
         reached,
         implied,
+        source=row.source,
     )
     phase = decision.phase
     generic = {"exception": "python_exception", "headline": "logged_exception", "plain_error": "error_line"}
@@ -194,9 +198,20 @@ def _error_block(
             explain=rule.explain if rule else "",
             advice=rule.advice if rule else "",
             kind=kind,
+            component=verdict.component,
         ),
         decision,
     )
+
+
+def call_path(block: Block, hints: list[FrameHint]) -> list[Frame]:
+    """The frames that place the block: for a chained exception, those of the first traceback
+    (the cause is printed first) that passes through a start-up step; else all of them."""
+    chain = split_tracebacks(r.message for r in block.rows)
+    for frames in chain:
+        if phase_from_frames(frames, hints).strong is not None:
+            return frames
+    return [f for frames in chain for f in frames]
 
 
 def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidate]) -> Row:
