@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from vllm_triage import __version__
+from vllm_triage.cli_limits import input_limit_options
 from vllm_triage.errors import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, TriageError
 
 EXIT_CODES_HELP = (
@@ -77,6 +78,7 @@ rules_option = click.option(
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("-v", "--verbose", is_flag=True, help="Show the whole error block and every consequence.")
 @rules_option
+@input_limit_options
 def triage(paths: tuple[str, ...], fmt: str, verbose: bool, rule_dirs: tuple[str, ...]) -> None:
     """Find the first (root) error block of a vLLM log and the phase it failed in.
 
@@ -103,6 +105,7 @@ def triage(paths: tuple[str, ...], fmt: str, verbose: bool, rule_dirs: tuple[str
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @rules_option
+@input_limit_options
 def fingerprint(paths: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """Read the environment of a run (host, container, image, launch, env, request) with provenance,
     and check it: driver vs CUDA build, GPU visibility, shared GPUs, recipes, baseline hygiene.

@@ -19,7 +19,7 @@ import polars as pl
 
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
 from vllm_triage.errors import InputError
-from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches
+from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches_cut
 from vllm_triage.ingest.sources import Source
 from vllm_triage.logframe import parse_lines
 
@@ -28,6 +28,7 @@ FORWARD_CONTEXT = 80  # the exception line and torch's CUDA boilerplate follow t
 MAX_TRIGGERS = 400  # windows are cut around at most this many triggers per file
 MAX_HITS_PER_RULE = 200  # e.g. thousands of 500 lines in a cascade: keep the first ones
 MAX_STRUCTURAL_ROWS = 5000  # exception/traceback lines no rule knows, per file
+MAX_CUT_LINES_LISTED = 20  # over-long lines named in the result (all are counted)
 
 
 @dataclass
@@ -37,6 +38,9 @@ class ScanResult:
     total_lines: int
     hit_counts: Counter = field(default_factory=Counter)  # rule id -> matches (exact below the cap)
     json_lines: bool = False
+    # Lines longer than --max-line, cut to it before matching: how many, and the first ones.
+    cut_lines: list[int] = field(default_factory=list)
+    cut_count: int = 0
 
 
 def _is_json_lines(head_text: str) -> bool:
@@ -65,6 +69,8 @@ class _State:
     forward_due: int = 0  # lines at the start of the next chunk owed to a window
     tail: pl.Series = field(default_factory=lambda: pl.Series("raw", [], dtype=pl.String))
     retained: list[pl.DataFrame] = field(default_factory=list)
+    cut_lines: list[int] = field(default_factory=list)
+    cut_count: int = 0
 
 
 def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES) -> ScanResult:
@@ -78,7 +84,11 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
         raise InputError("unreadable-path", f"cannot read {source.name}: {exc}") from exc
     with stream:
         try:
-            for raw in _prefetch(iter_line_batches(stream, encoding, chunk_bytes)):
+            for raw, cuts in _prefetch(iter_line_batches_cut(stream, encoding, chunk_bytes)):
+                if cuts:
+                    state.cut_count += len(cuts)
+                    room = MAX_CUT_LINES_LISTED - len(state.cut_lines)
+                    state.cut_lines.extend(next_line + offset for offset in cuts[: max(room, 0)])
                 _scan_chunk(raw, next_line, state)
                 next_line += raw.len()
                 # The back context of a trigger may reach over several small chunks.
@@ -96,7 +106,15 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
         frame = pl.concat(state.retained, how="vertical").unique(subset="line", keep="first").sort("line")
     else:
         frame = classify(parse_lines(pl.Series("raw", [], dtype=pl.String), source.name, 1), compiled)
-    return ScanResult(source.name, frame, next_line - 1, state.hit_counts, state.json_lines)
+    return ScanResult(
+        source.name,
+        frame,
+        next_line - 1,
+        state.hit_counts,
+        state.json_lines,
+        state.cut_lines,
+        state.cut_count,
+    )
 
 
 def _parse(raw: pl.Series, lines: pl.Series, state: _State) -> pl.DataFrame:
