@@ -7,6 +7,7 @@ from typing import BinaryIO
 from vllm_triage.analysis.model import Finding
 from vllm_triage.analysis.triage import TriageResult, analyse_log, choose
 from vllm_triage.engine import rules as rules_mod
+from vllm_triage.engine import user_rules
 from vllm_triage.engine.matcher import CompiledRules, compile_rules
 from vllm_triage.engine.scan import ScanResult, scan
 from vllm_triage.errors import InputError, TriageError
@@ -22,7 +23,10 @@ from vllm_triage.ingest.sources import Source, collect
 
 
 def load_rules(extra_dirs: list[str] | None = None) -> CompiledRules:
-    return compile_rules(rules_mod.load(extra_dirs))
+    ruleset = rules_mod.load(extra_dirs)
+    if extra_dirs:
+        user_rules.vet(list(extra_dirs), ruleset)  # what `rules check` rejects is never run
+    return compile_rules(ruleset)
 
 
 def gather(paths: list[str], stdin: BinaryIO | None = None) -> list[Source]:
@@ -134,6 +138,7 @@ def _known_issue(result: TriageResult, vllm_version: str | None, rule_dirs: list
 def fingerprint_sources(sources: list[Source], rule_dirs: list[str] | None = None) -> Fingerprint:
     data = check_data.load(rule_dirs)
     found = combine(sources, data)
+    found.notes.extend(skip.describe() for skip in skipped_of(sources))
     run_checks(found, data)
     return found
 

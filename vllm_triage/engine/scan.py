@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
-from vllm_triage.errors import InputError
+from vllm_triage.errors import InputError, RuleError, clip
 from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches_cut
 from vllm_triage.ingest.sources import Source
 from vllm_triage.logframe import parse_lines
@@ -97,6 +97,15 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
                     if raw.len() >= BACK_CONTEXT
                     else pl.concat([state.tail, raw], rechunk=False).tail(BACK_CONTEXT)
                 )
+        except pl.exceptions.ComputeError as exc:
+            if "regex" not in str(exc):
+                raise
+            # Never the combined pattern in the message (it is megabytes with a big rule set).
+            reason = next((ln for ln in str(exc).splitlines() if ln.startswith("error:")), "invalid pattern")
+            raise RuleError(
+                f"a rule pattern failed in polars' regex engine ({clip(reason)}); "
+                "run `vllm-triage rules check --rules DIR`"
+            ) from None
         except (EOFError, OSError, zlib.error) as exc:
             # A truncated .gz or archive member: say so instead of analysing half a file silently.
             raise InputError(

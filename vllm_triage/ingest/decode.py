@@ -161,14 +161,15 @@ def iter_line_batches_cut(
 
 
 def _capped(lines: pl.Series, limit: int) -> tuple[pl.Series, list[int]]:
-    """Lines longer than `limit` bytes cut to it (vectorised: the common case is one check)."""
+    """Lines longer than `limit` bytes cut to it. The check is vectorised; the cut itself is done
+    in Python for the few lines that need it, in bytes like the cut of a line carried across
+    chunks (a multi-byte character cut in half becomes U+FFFD either way)."""
     too_long = lines.str.len_bytes() > limit
     if not too_long.any():
         return lines, []
-    offsets = too_long.arg_true().to_list()
-    # str.head counts characters, not bytes: close enough for a cap that only has to bound the cost.
-    cut = pl.select(pl.when(too_long).then(lines.str.head(limit)).otherwise(lines)).to_series()
-    return cut.rename(lines.name), offsets
+    offsets = too_long.arg_true()
+    cut = [text.encode()[:limit].decode("utf-8", "replace") for text in lines.gather(offsets).to_list()]
+    return lines.scatter(offsets, cut), offsets.to_list()
 
 
 def _lines_of_bytes(data: bytes) -> pl.Series:
