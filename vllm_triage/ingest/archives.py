@@ -25,7 +25,7 @@ from vllm_triage.ingest.readers import Bounded, Budget, Opener, maybe_gunzip
 from vllm_triage.ingest.skips import Skipped
 
 # Artefacts are small: a member up to this size is kept from the listing pass, up to the total.
-CACHE_MEMBER_BYTES = 1024 * 1024
+CACHE_MEMBER_BYTES = 8 * 1024 * 1024
 CACHE_TOTAL_BYTES = 64 * 1024 * 1024
 _SKIP_NAMES = {".DS_Store", "Thumbs.db"}
 _CORRUPT = (tarfile.TarError, OSError, EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile)
