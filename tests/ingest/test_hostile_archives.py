@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import LOG, NVIDIA_SMI_L, RunCli, run_process
+from hostile_inputs import LOG, NVIDIA_SMI_L, RunCli, run_process
 
 from vllm_triage.errors import EXIT_INPUT
 from vllm_triage.ingest import archives

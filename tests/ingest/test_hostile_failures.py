@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import LOG, NVIDIA_SMI_L, RunCli, bundle, run_process
+from hostile_inputs import LOG, NVIDIA_SMI_L, RunCli, bundle, run_process
 
 from vllm_triage import cli as cli_module
 from vllm_triage.errors import EXIT_INPUT, EXIT_INTERNAL

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import LOG, RunCli, run_process
+from hostile_inputs import LOG, RunCli, run_process
 
 from vllm_triage.engine import matcher
 from vllm_triage.errors import EXIT_INPUT

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import LOG, RunCli, bundle, run_process
+from hostile_inputs import LOG, RunCli, bundle, run_process
 
 from vllm_triage.errors import EXIT_INPUT
 from vllm_triage.ingest import readers
