@@ -20,7 +20,7 @@ from hostile_inputs import LOG, RunCli, bundle, run_process
 
 from vllm_triage.errors import EXIT_INPUT
 from vllm_triage.ingest import readers
-from vllm_triage.ingest.decode import iter_line_batches_cut
+from vllm_triage.ingest.decode import iter_line_batches_cut, iter_line_chunks
 from vllm_triage.ingest.limits import parse_size
 
 READING_COMMANDS = ("triage", "fingerprint", "check", "report")
@@ -194,3 +194,31 @@ def test_regular_files_only_even_for_the_kind_check() -> None:
     assert readers.file_kind(stat.S_IFIFO) == "a FIFO (named pipe)"
     assert readers.file_kind(stat.S_IFSOCK) == "a socket"
     assert readers.file_kind(stat.S_IFBLK) == "a block device"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_byte_chunks_end_at_lines_and_cut_endless_ones(seed: int) -> None:
+    rng = random.Random(seed)
+    lines = [b"z" * rng.choice((0, 3, 10, 70, 300)) for _ in range(40)]
+    data = b"\n".join(lines) + b"\n"
+    limit, chunk = rng.choice((8, 33)), rng.choice((1, 5, 16, 4096))
+    chunks = list(iter_line_chunks(io.BytesIO(data), chunk_bytes=chunk, max_line=limit))
+    assert all(c.endswith(b"\n") for c in chunks)
+    got = b"".join(chunks).split(b"\n")[:-1]
+    # Only a line still open at a block's end is cut; one inside a block is bounded by the block.
+    assert len(got) == len(lines)
+    assert all(
+        g == ln or (len(g) >= min(limit, len(ln)) and ln.startswith(g))
+        for g, ln in zip(got, lines, strict=True)
+    )
+    assert max(len(g) for g in got) <= max(limit, chunk)
+
+
+@pytest.mark.parametrize("command", ["check", "report", "diff", "series"])
+def test_stdin_is_bounded_for_the_bundle_commands(run_cli: RunCli, tmp_path: Path, command: str) -> None:
+    good = tmp_path / "a.log"
+    good.write_bytes(LOG)
+    args = [command, good, "-"] if command in ("diff", "series") else [command, "-"]
+    result = run_cli(*args, "--max-input", "4K", input=LOG * 100)
+    assert result.exit_code == (2 if command in ("diff", "series") else EXIT_INPUT), result.stderr
+    assert "input-too-large" in result.stderr

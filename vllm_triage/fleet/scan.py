@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_triage import __version__
+from vllm_triage.errors import InputError
 from vllm_triage.fleet import store
 from vllm_triage.fleet.bundle_row import BundleRows, bundle_rows
 from vllm_triage.fleet.bundles import BundleRef, content_hash, discover, stat_key
@@ -70,7 +71,10 @@ def scan(
     progress bar) before `progress(k)` calls start."""
     started = time.perf_counter()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError("out-unwritable", f"cannot create --out {out}: {exc.strerror or exc}") from exc
     jobs = jobs or default_jobs()
     _preflight(rule_dirs)
     lock = store.acquire_lock(out)

@@ -181,7 +181,7 @@ def _unreadable_zip_member(name: str, archive: zipfile.ZipFile, info: zipfile.Zi
     """Why a member cannot be read (it is then skipped), or None. The member is read through once
     so a corrupt one (bad CRC, truncated) fails here, as `zip -T` would, not mid-analysis."""
     if info.flag_bits & 0x1:
-        return "encrypted (no password is ever asked for)"
+        return "encrypted: it cannot be read without its key, which is never asked for"
     try:
         with archive.open(info) as member:
             while member.read(16 * 1024 * 1024):

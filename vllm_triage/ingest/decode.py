@@ -160,6 +160,34 @@ def iter_line_batches_cut(
         yield lines, sorted({*cuts, 0} if block_cut else cuts)
 
 
+def iter_line_chunks(
+    stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES, max_line: int | None = None
+) -> Iterator[bytes]:
+    """Raw byte chunks that each end at a line end (the last one may not), for byte-level scans.
+    A line still open at the end of a block is carried at most `max_line` bytes long (the rest of
+    it is dropped, its newline kept), so a line with no end costs one pass, not one copy per block."""
+    limit = max_line if max_line is not None else LIMITS.max_line
+    carry, dropping = b"", False
+    while block := stream.read(chunk_bytes):
+        end = block.find(b"\n")
+        if end < 0:
+            if not dropping:
+                dropping = len(carry) + len(block) > limit
+                carry += block[: limit - len(carry)]
+            continue
+        cut = block.rfind(b"\n")
+        first = (
+            block[: min(end, max(limit - len(carry), 0))]
+            if dropping or len(carry) + end > limit
+            else block[:end]
+        )
+        yield carry + first + block[end : cut + 1]
+        carry = block[cut + 1 : cut + 1 + limit]
+        dropping = len(block) - cut - 1 > limit
+    if carry:
+        yield carry
+
+
 def _capped(lines: pl.Series, limit: int) -> tuple[pl.Series, list[int]]:
     """Lines longer than `limit` bytes cut to it. The check is vectorised; the cut itself is done
     in Python for the few lines that need it, in bytes like the cut of a line carried across
