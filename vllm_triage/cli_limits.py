@@ -62,6 +62,15 @@ def input_limit_options(command: Callable) -> Callable:
             callback=_setter("max_members"),
             help="Most entries (files, folders, links) in one archive or bundle folder.",
         ),
+        click.option(
+            "--max-ratio",
+            type=click.IntRange(min=1),
+            default=_DEFAULTS.max_ratio,
+            show_default=True,
+            expose_value=False,
+            callback=_setter("max_ratio"),
+            help="A compressed member inflating more than this many times its size is refused (bomb).",
+        ),
     )
     for option in reversed(options):
         command = option(command)

@@ -15,7 +15,7 @@ import pytest
 from hostile_inputs import LOG, NVIDIA_SMI_L, RunCli, run_process
 
 from vllm_triage.errors import EXIT_INPUT
-from vllm_triage.ingest import archives
+from vllm_triage.ingest import archives, readers
 from vllm_triage.ingest.sources import collect
 
 
@@ -154,3 +154,44 @@ def test_a_tar_on_stdin_is_read_as_a_bundle(run_cli: RunCli, tmp_path: Path) -> 
     result = run_cli("triage", "-", "--format", "json", input=data)
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["first_error"]["file"] == "<stdin>!run/vllm.log"
+
+
+def test_a_gz_bomb_is_stopped_by_its_ratio_long_before_the_size_limit(
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(readers, "RATIO_SLACK", 1024 * 1024)
+    bomb = io.BytesIO()
+    with gzip.GzipFile(fileobj=bomb, mode="wb", compresslevel=9) as inner:
+        inner.write(LOG)
+        for _ in range(16):
+            inner.write(b"a" * (1024 * 1024))  # a run of one byte: about 1000 to 1
+    archive = _tar(tmp_path / "bundle.tar", [("vllm.log.gz", bomb.getvalue())])
+    result = run_cli("triage", archive)
+    assert result.exit_code == EXIT_INPUT
+    assert "inflates more than 200 times its compressed size" in result.stderr
+    assert "vllm.log.gz inflates" in result.stderr  # named as the user knows it
+    assert run_cli("triage", archive, "--max-ratio", "5000").exit_code == 0
+
+
+def test_nul_padding_in_a_rotated_gz_log_is_not_a_bomb(
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """logrotate's copytruncate leaves the cut bytes as NULs: they compress like a bomb."""
+    monkeypatch.setattr(readers, "RATIO_SLACK", 1024 * 1024)
+    log = tmp_path / "vllm.log.1.gz"
+    log.write_bytes(gzip.compress(b"\x00" * (16 * 1024 * 1024) + LOG, compresslevel=9))
+    result = run_cli("triage", log, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["first_error"]["line"] == 8
+
+
+def test_a_zip_member_declaring_a_bomb_ratio_is_refused_at_listing(
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(archives, "RATIO_SLACK", 1024 * 1024)
+    archive = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        out.writestr("vllm.log", LOG)
+        out.writestr("big.log", b"b" * (8 * 1024 * 1024))
+    result = run_cli("triage", archive)
+    assert result.exit_code == EXIT_INPUT and "big.log inflates more than 200 times" in result.stderr

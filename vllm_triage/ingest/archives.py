@@ -20,7 +20,7 @@ from pathlib import PurePosixPath
 from typing import BinaryIO
 
 from vllm_triage.errors import InputError
-from vllm_triage.ingest.limits import LIMITS, human
+from vllm_triage.ingest.limits import LIMITS, RATIO_SLACK, human
 from vllm_triage.ingest.readers import Bounded, Budget, Opener, maybe_gunzip
 from vllm_triage.ingest.skips import Skipped
 
@@ -79,7 +79,7 @@ def tar_members(name: str, opener: Opener, skipped: list[Skipped]) -> list[Membe
 
     def member_opener(info: tarfile.TarInfo) -> Opener:
         def open_member() -> BinaryIO:
-            key = f"{info.name}@{info.offset}"
+            key = f"{info.name}\0{info.offset}"  # unique even when a name repeats
             if info.offset in cache:
                 return maybe_gunzip(io.BytesIO(cache[info.offset]), budget, key)
             tar = tarfile.open(fileobj=opener(), mode="r:*")  # type: ignore[call-overload]  # noqa: SIM115
@@ -107,7 +107,7 @@ def _list_tar(
             raise _too_many(name)
         if not member.isfile():
             continue  # folders, links and devices carry no artefact (but count as entries)
-        budget.reached(f"{member.name}@{member.offset}", member.size)
+        budget.reached(f"{member.name}\0{member.offset}", member.size)
         if PurePosixPath(member.name).name in _SKIP_NAMES:
             continue
         if member.name in seen:  # a tar appended to: the last copy is the one tar would extract
@@ -155,6 +155,14 @@ def zip_members(name: str, opener: Opener, skipped: list[Skipped]) -> list[Membe
     # everything but a compressed file inside the zip (counted as it is inflated, below).
     if sum(i.file_size for i in files) > LIMITS.max_input:
         raise _declared_too_large(name)
+    for info in files:
+        if info.file_size > RATIO_SLACK and info.file_size > LIMITS.max_ratio * max(info.compress_size, 1):
+            raise InputError(
+                "archive-too-large",
+                f"{name}: {info.filename} inflates more than {LIMITS.max_ratio} times its compressed size "
+                "(a compression bomb?)",
+                "raise --max-ratio if this is really a log",
+            )
     budget = Budget(name, LIMITS.max_input, "archive-too-large")
     readable = []
     for info in files:
@@ -171,7 +179,7 @@ def zip_members(name: str, opener: Opener, skipped: list[Skipped]) -> list[Membe
         raise InputError("empty-bundle", f"{name} holds no readable files")
 
     def member_opener(info: zipfile.ZipInfo) -> Opener:
-        key = f"{info.filename}@{info.header_offset}"
+        key = f"{info.filename}\0{info.header_offset}"
         return lambda: maybe_gunzip(archive.open(info), budget, key)  # type: ignore[arg-type]
 
     return [(i.filename, member_opener(i), i.file_size) for i in readable]

@@ -27,13 +27,23 @@ class Limits:
     # A JSON or other whole-document artefact larger than this is not read (a JSON cut short
     # does not parse): one that large is never a docker inspect or a request.
     max_document: int = 64 * MiB
+    # A compressed stream that inflates more than this many times its compressed size (past the
+    # first RATIO_SLACK bytes, NUL padding not counted) is a compression bomb: logs compress
+    # 10-30 to 1, a run of one byte 1000 to 1.
+    max_ratio: int = 200
+
+
+RATIO_SLACK = 64 * MiB
 
 
 LIMITS = Limits()
 
 
 def set_limits(
-    max_input: int | None = None, max_line: int | None = None, max_members: int | None = None
+    max_input: int | None = None,
+    max_line: int | None = None,
+    max_members: int | None = None,
+    max_ratio: int | None = None,
 ) -> None:
     """Change the process-wide limits (the CLI does it once, before any input is opened)."""
     if max_input is not None:
@@ -42,6 +52,8 @@ def set_limits(
         LIMITS.max_line = max_line
     if max_members is not None:
         LIMITS.max_members = max_members
+    if max_ratio is not None:
+        LIMITS.max_ratio = max_ratio
 
 
 def reset_limits() -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from vllm_triage.errors import InputError
-from vllm_triage.ingest.limits import LIMITS, human
+from vllm_triage.ingest.limits import LIMITS, RATIO_SLACK, human
 
 GZIP_MAGIC = b"\x1f\x8b"
 READ_BLOCK = 16 * 1024 * 1024
@@ -143,6 +143,7 @@ class _Prefixed(io.RawIOBase):
     def __init__(self, head: bytes, inner: BinaryIO) -> None:
         super().__init__()
         self._head, self._inner = head, inner
+        self.consumed = len(head)  # bytes handed out so far (the compressed side of a gunzip)
 
     def readable(self) -> bool:
         return True
@@ -150,13 +151,14 @@ class _Prefixed(io.RawIOBase):
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0:
             data, self._head = self._head + self._inner.read(), b""
-            return data
-        if self._head:
+        elif self._head:
             data, self._head = self._head[:size], self._head[size:]
             if len(data) < size:
                 data += self._inner.read(size - len(data))
-            return data
-        return self._inner.read(size)
+        else:
+            data = self._inner.read(size)
+        self.consumed += len(data)
+        return data
 
     def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
         data = self.read(len(buffer))
@@ -176,8 +178,35 @@ def maybe_gunzip(stream: BinaryIO, budget: Budget, key: str) -> BinaryIO:
     rest = _Prefixed(magic, stream)
     if magic == GZIP_MAGIC:
         inflated = gzip.GzipFile(fileobj=rest)  # type: ignore[arg-type]
-        return Bounded(inflated, budget, key + "!gunzip", close_too=(rest,))  # type: ignore[arg-type]
+        return _Inflating(inflated, budget, key + "!gunzip", rest)  # type: ignore[arg-type]
     return Bounded(rest, budget, key)  # type: ignore[arg-type]
+
+
+class _Inflating(Bounded):
+    """A gunzip stream that also watches its ratio: past RATIO_SLACK inflated bytes, more than
+    --max-ratio times the compressed bytes consumed is a bomb, stopped long before --max-input.
+    NULs do not count once the ratio is crossed: a rotated log truncated in place (copytruncate)
+    starts with a long run of them and compresses as well as a bomb does."""
+
+    def __init__(self, inner: BinaryIO, budget: Budget, key: str, compressed: _Prefixed) -> None:
+        super().__init__(inner, budget, key, close_too=(compressed,))
+        self._compressed = compressed
+        self._nuls = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        if self._pos > RATIO_SLACK:
+            ratio_limit = LIMITS.max_ratio * max(self._compressed.consumed, 1)
+            if self._pos - self._nuls > ratio_limit:
+                self._nuls += data.count(0)
+                if self._pos - self._nuls > ratio_limit:
+                    raise InputError(
+                        "archive-too-large",
+                        f"{self._budget.name}: {self._key.split(chr(0))[0].removesuffix('!gunzip')} inflates more than "
+                        f"{LIMITS.max_ratio} times its compressed size (a compression bomb?)",
+                        "raise --max-ratio if this is really a log",
+                    )
+        return data
 
 
 class _PositionalReader(io.RawIOBase):
