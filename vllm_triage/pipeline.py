@@ -9,7 +9,7 @@ from vllm_triage.analysis.triage import TriageResult, analyse_log, choose
 from vllm_triage.engine import rules as rules_mod
 from vllm_triage.engine import user_rules
 from vllm_triage.engine.matcher import CompiledRules, compile_rules
-from vllm_triage.engine.scan import ScanResult, scan
+from vllm_triage.engine.scan import LineCuts, scan
 from vllm_triage.errors import InputError, TriageError
 from vllm_triage.fingerprint import data as check_data
 from vllm_triage.fingerprint.checks import run_checks
@@ -75,15 +75,19 @@ def triage_sources(sources: list[Source], rule_dirs: list[str] | None = None) ->
     callers that need both (diff, fleet) read every file once."""
     compiled = load_rules(rule_dirs)
     logs = _log_sources(sources)
-    scans = [scan(source, compiled) for source in logs]
-    analyses = [analyse_log(scanned, compiled) for scanned in scans]
+    analyses, cuts = [], []
+    for source in logs:
+        scanned = scan(source, compiled)
+        analyses.append(analyse_log(scanned, compiled))
+        # Only the cut lines outlive the loop: a scan's retained rows are freed once analysed.
+        cuts.append(LineCuts(scanned.file, scanned.cut_lines, scanned.cut_count))
     inputs = [{"path": s.name, "role": s.role or "unknown", "lines": None} for s in sources]
     for entry in inputs:
         for analysis in analyses:
             if analysis.file == entry["path"]:
                 entry["lines"] = analysis.lines
     result = TriageResult(inputs=inputs, analyses=analyses, chosen=choose(analyses))
-    result.findings.extend(input_findings(sources, scans))
+    result.findings.extend(input_findings(sources, cuts))
     found, findings, vllm_version = _environment_findings(sources, rule_dirs)
     result.fingerprint = found
     result.findings.extend(findings)
@@ -92,7 +96,7 @@ def triage_sources(sources: list[Source], rule_dirs: list[str] | None = None) ->
     return result
 
 
-def input_findings(sources: list[Source], scans: list[ScanResult]) -> list[Finding]:
+def input_findings(sources: list[Source], scans: list[LineCuts]) -> list[Finding]:
     """What was not read in full: inputs skipped while collecting (a FIFO, an unreadable file, an
     encrypted member) and lines cut to --max-line. The triage stands, but says what it missed."""
     findings = [

@@ -31,6 +31,15 @@ MAX_STRUCTURAL_ROWS = 5000  # exception/traceback lines no rule knows, per file
 MAX_CUT_LINES_LISTED = 20  # over-long lines named in the result (all are counted)
 
 
+@dataclass(frozen=True)
+class LineCuts:
+    """The lines of one file cut to --max-line: how many, and the first of them."""
+
+    file: str
+    cut_lines: list[int]
+    cut_count: int
+
+
 @dataclass
 class ScanResult:
     file: str

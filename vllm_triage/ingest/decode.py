@@ -154,7 +154,8 @@ def iter_line_batches_cut(
             head = carry + block[:end]
             block_cut = False
         cut = block.rfind(b"\n")
-        data = head + block[end : cut + 1]
+        # One copy of the block: join reads the memoryview in place (a slice would copy it first).
+        data = b"".join((head, memoryview(block)[end : cut + 1]))
         carry, carry_cut = block[cut + 1 : cut + 1 + limit], len(block) - cut - 1 > limit
         lines, cuts = _capped(_lines_of_bytes(data), limit)
         yield lines, sorted({*cuts, 0} if block_cut else cuts)
@@ -181,7 +182,7 @@ def iter_line_chunks(
             if dropping or len(carry) + end > limit
             else block[:end]
         )
-        yield carry + first + block[end : cut + 1]
+        yield b"".join((carry, first, memoryview(block)[end : cut + 1]))
         carry = block[cut + 1 : cut + 1 + limit]
         dropping = len(block) - cut - 1 > limit
     if carry:

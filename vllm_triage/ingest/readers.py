@@ -175,11 +175,23 @@ def maybe_gunzip(stream: BinaryIO, budget: Budget, key: str) -> BinaryIO:
     """The stream, inflated as it is read when it is gzip data (a rotated `vllm.log.gz` inside a
     bundle), and counted against the budget either way."""
     magic = stream.read(2)
+    if magic != GZIP_MAGIC and _rewound(stream, len(magic)):
+        return Bounded(stream, budget, key)  # the plain case reads the file object directly
     rest = _Prefixed(magic, stream)
     if magic == GZIP_MAGIC:
         inflated = gzip.GzipFile(fileobj=rest)  # type: ignore[arg-type]
         return _Inflating(inflated, budget, key + "!gunzip", rest)  # type: ignore[arg-type]
     return Bounded(rest, budget, key)  # type: ignore[arg-type]
+
+
+def _rewound(stream: BinaryIO, n: int) -> bool:
+    try:
+        if stream.seekable():
+            stream.seek(-n, io.SEEK_CUR)
+            return True
+    except (OSError, ValueError):
+        pass
+    return False
 
 
 class _Inflating(Bounded):
