@@ -99,7 +99,7 @@ def test_a_dangling_symlink_in_a_bundle_is_named(run_cli: RunCli, tmp_path: Path
     result = run_cli("triage", folder, "--format", "json")
     assert result.exit_code == 0, result.stderr
     messages = [f["message"] for f in json.loads(result.stdout)["findings"] if f["id"] == "input-skipped"]
-    assert messages == [f"{folder / 'nvidia-smi.txt'}: a dangling symbolic link; skipped"]
+    assert messages == [f"{folder / 'nvidia-smi.txt'} was skipped (a dangling symbolic link)"]
 
 
 def test_a_folder_of_only_unusable_entries_says_why(run_cli: RunCli, tmp_path: Path) -> None:

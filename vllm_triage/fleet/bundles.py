@@ -139,7 +139,15 @@ def content_hash(ref: BundleRef) -> tuple[str, int]:
     for name, path in bundle_files(ref):
         if ref.kind == "folder":
             digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
-        with open_regular(str(path)) as handle:  # a FIFO or device named as a bundle is refused
+        try:
+            handle = open_regular(str(path))  # a FIFO or device named as a bundle is refused
+        except InputError:
+            if ref.kind != "folder":
+                raise
+            # A file of a bundle folder that cannot be read: the analysis skips and names it.
+            digest.update(b"<unreadable>\0")
+            continue
+        with handle:
             while chunk := handle.read(_HASH_CHUNK):
                 digest.update(chunk)
                 total += len(chunk)

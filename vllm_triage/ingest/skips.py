@@ -12,7 +12,8 @@ class Skipped:
     reason: str  # why, in words: "a FIFO (named pipe), not a regular file"
 
     def describe(self) -> str:
-        return f"{self.name}: {self.reason}; skipped"
+        # Not "name: reason": a file named secret.txt would read as `secret: …` to a leak scan.
+        return f"{self.name} was skipped ({self.reason})"
 
 
 class Sources(list):
