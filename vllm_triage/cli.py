@@ -26,6 +26,7 @@ from vllm_triage.commands.output import (
     use_colour,
     width_option,
 )
+from vllm_triage.cli_limits import input_limit_options
 from vllm_triage.errors import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, TriageError
 
 EXIT_CODES_HELP = (
@@ -55,14 +56,24 @@ def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
         with contextlib.suppress(OSError, ValueError, AttributeError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(0)
-    except Exception as exc:  # a bug: one line, the traceback only on request
-        if os.environ.get("VLLM_TRIAGE_DEBUG"):
-            traceback.print_exc()
-        click.echo(
-            f"vllm-triage: internal-error: {type(exc).__name__}: {exc} (set VLLM_TRIAGE_DEBUG=1 for the traceback)",
-            err=True,
-        )
-        sys.exit(EXIT_INTERNAL)
+    except BaseException as exc:  # a bug: one line, the traceback only on request
+        if isinstance(exc, (SystemExit, GeneratorExit)):
+            raise
+        _internal_error(exc)
+
+
+def _internal_error(exc: BaseException) -> None:
+    """One line and exit 70 for anything unexpected, a Rust panic from polars (a BaseException)
+    included; MemoryError says what it means."""
+    if os.environ.get("VLLM_TRIAGE_DEBUG"):
+        traceback.print_exception(exc)
+    if isinstance(exc, MemoryError):
+        what = "out of memory (lower --max-input or --max-line, or give the machine more memory)"
+    else:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        what = f"{type(exc).__name__}: {first}"
+    click.echo(f"vllm-triage: internal-error: {what} (set VLLM_TRIAGE_DEBUG=1 for the traceback)", err=True)
+    sys.exit(EXIT_INTERNAL)
 
 
 # Kept under their old names: the command modules import them from here.
@@ -121,6 +132,7 @@ def _paths_or_sample(paths: tuple[str, ...], sample: str | None) -> list[str]:
 @width_option
 @sample_option
 @rules_option
+@input_limit_options
 def triage(
     paths: tuple[str, ...],
     fmt: str,
@@ -148,6 +160,7 @@ def triage(
 @width_option
 @sample_option
 @rules_option
+@input_limit_options
 def fingerprint(
     paths: tuple[str, ...], fmt: str, width: int | None, sample: str | None, rule_dirs: tuple[str, ...]
 ) -> None:
@@ -275,3 +288,13 @@ def main() -> None:
     except click.ClickException as exc:
         click.echo(f"vllm-triage: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except TriageError as exc:  # raised outside _run (while rendering, by an option callback)
+        click.echo(exc.one_line(), err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("vllm-triage: interrupted", err=True)
+        sys.exit(130)
+    except BaseException as exc:  # the top-level guard: never a traceback
+        if isinstance(exc, (SystemExit, GeneratorExit)):
+            raise
+        _internal_error(exc)

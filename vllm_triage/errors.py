@@ -18,6 +18,18 @@ EXIT_CONFOUNDED = 3
 EXIT_INPUT = 4
 EXIT_INTERNAL = 70
 
+# One line on stderr stays one readable line: a message that quotes input (a pattern, a file
+# name, a parser's complaint) is cut to this many characters.
+MAX_MESSAGE_CHARS = 1000
+MAX_QUOTED_CHARS = 200
+
+
+def clip(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how much was left out (for quoting a pattern)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
 
 class TriageError(Exception):
     """Base class: a user-facing problem with a stable kebab-case id and a hint."""
@@ -31,10 +43,10 @@ class TriageError(Exception):
         self.hint = hint
 
     def one_line(self) -> str:
-        text = f"vllm-triage: {self.problem_id}: {self.message}"
+        text = f"vllm-triage: {self.problem_id}: {clip(self.message, MAX_MESSAGE_CHARS)}"
         if self.hint:
-            text += f" ({self.hint})"
-        return text.replace("\n", " ")
+            text += f" ({clip(self.hint, MAX_MESSAGE_CHARS)})"
+        return text.replace("\r", " ").replace("\n", " ")
 
 
 class InputError(TriageError):

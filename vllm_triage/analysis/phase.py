@@ -149,7 +149,10 @@ def _decide(
     packages = {f.package for f in frames if isinstance(f, Frame)}
     for package, phase in COMPONENT_PHASES.items():
         if package in packages and not (rule is not None and rule.phase_source == "rule"):
-            return phase, f"the traceback passes through {package}, which runs only to find and fetch the model"
+            return (
+                phase,
+                f"the traceback passes through {package}, which runs only to find and fetch the model",
+            )
     if rule is not None and rule.phase in PHASES:
         phase = rule.phase
         if phase == "request" and "startup" in implied:

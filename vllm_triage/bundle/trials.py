@@ -8,7 +8,6 @@ it. Only unusable input (a missing path, a binary file, a corrupt archive) is an
 
 from __future__ import annotations
 
-import io
 import sys
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -18,6 +17,7 @@ from vllm_triage.compare.run import LABEL, NODE, STARTED, Entry, Run
 from vllm_triage.compare.signals import read_signals
 from vllm_triage.errors import InputError
 from vllm_triage.fingerprint.model import Fingerprint
+from vllm_triage.ingest.readers import spool_stdin
 from vllm_triage.ingest.roles import read_manifest
 from vllm_triage.ingest.sources import Source
 
@@ -98,12 +98,12 @@ def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | 
     from vllm_triage.pipeline import fingerprint_sources, gather, triage
     from vllm_triage.render.triage_json import triage_to_json
 
-    data: bytes | None = None
-    if path == "-":  # read once: gathering and the triage each need the bytes
-        data = (stdin or sys.stdin.buffer).read()
+    spooled = None
+    if path == "-":  # read once, in blocks up to --max-input: gathering and the triage each need the bytes
+        spooled, _ = spool_stdin(stdin or sys.stdin.buffer)
 
     def stream() -> BinaryIO | None:
-        return io.BytesIO(data) if data is not None else None
+        return spooled() if spooled is not None else None
 
     sources = gather([path], stream())
     notes: list[str] = []

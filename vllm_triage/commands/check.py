@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from vllm_triage.cli_limits import input_limit_options
+
 EPILOG = (
     "Exit codes: 0 every item passes (complete); 1 an item fails or is missing (incomplete); 2 usage "
     "error; 4 bad input (missing path, empty or binary file, corrupt archive); 70 internal error."
@@ -22,6 +24,7 @@ EPILOG = (
     type=click.Path(),
     help="Extra rule directory (repeatable): log rules and compare data.",
 )
+@input_limit_options
 def command(bundles: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """Is the bundle ready to file upstream? Each checklist item is pass, fail or missing, with its
     evidence (file:line) or what to collect and the exact command to collect it: image digest, vLLM

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from vllm_triage.cli_limits import input_limit_options
+
 EXIT_CODES = (
     "Exit codes: 0 identical, or one variable changed; 2 usage error; 3 confounded (more than one "
     "variable changed: re-test one at a time); 2 also for bad input (missing path, empty, not a bundle "
@@ -26,6 +28,7 @@ EXIT_CODES = (
     type=click.Path(),
     help="Extra rule directory (repeatable): log rules, and compare data (noise, knob groups, defaults).",
 )
+@input_limit_options
 def command(run_a: str, run_b: str, fmt: str, show_noise: bool, rule_dirs: tuple[str, ...]) -> None:
     """Compare two runs: the knobs that changed (derived facts grouped under the knob that explains
     them), drift, the verdict (identical / one-variable / confounded) with the order to re-test in,

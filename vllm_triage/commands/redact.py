@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from vllm_triage.cli_limits import input_limit_options
+
 EPILOG = (
     "Exit codes: 0 written and the leak scan is clean; 1 written but the leak scan still finds "
     "something secret-looking (do not share it); 2 usage error or unusable --out; 4 bad input, or an "
@@ -44,6 +46,7 @@ EPILOG = (
     help="Extra rule directory with [[secret]]/[[mask]] tables.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@input_limit_options
 def command(
     bundle: str,
     out: str,

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from vllm_triage.cli_limits import input_limit_options
+
 EPILOG = (
     "Exit codes: 0 written; 1 the leak scan found something secret-looking in the redacted report "
     "(nothing written); 2 usage error; 4 bad input (missing path, empty or binary file, corrupt archive); "
@@ -36,6 +38,7 @@ EPILOG = (
     type=click.Path(),
     help="Extra rule directory (repeatable): log rules and compare data.",
 )
+@input_limit_options
 def command(
     bundles: tuple[str, ...], output: str | None, fmt: str, redact: bool, rule_dirs: tuple[str, ...]
 ) -> None:

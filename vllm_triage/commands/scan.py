@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from vllm_triage.cli_limits import input_limit_options
+
 EPILOG = (
     "Each bundle (a folder with bundle.toml, an archive, or a folder holding a vLLM log) is one run. "
     "Unchanged bundles are skipped; unreadable ones are recorded with their error. "
@@ -68,6 +70,7 @@ class _ProgressBar:
 @click.option(
     "--rules", "rule_dirs", multiple=True, type=click.Path(), help="Extra rule directory (repeatable)."
 )
+@input_limit_options
 def command(
     paths: tuple[str, ...],
     out_dir: str,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from vllm_triage.cli_limits import input_limit_options
+
 EXIT_CODES = (
     "Exit codes: 0 every step changed at most one variable; 2 usage error; 3 confounded (a step changed "
     "more than one variable); 2 also for bad input (missing path, fewer than two trials, not a bundle "
@@ -22,6 +24,7 @@ EXIT_CODES = (
     type=click.Path(),
     help="Extra rule directory (repeatable): log rules, and compare data (noise, knob groups, defaults).",
 )
+@input_limit_options
 def command(trials: tuple[str, ...], fmt: str, show_noise: bool, rule_dirs: tuple[str, ...]) -> None:
     """Judge trials in order: per step the knob(s) changed and the outcome, steps that changed more
     than one variable, repeats of one fingerprint (stable or intermittent), where the series broke

@@ -4,7 +4,6 @@ runtime signals, the manifest's `[run]` table)."""
 
 from __future__ import annotations
 
-import io
 import re
 import sys
 from pathlib import PurePosixPath
@@ -13,6 +12,7 @@ from typing import BinaryIO
 from vllm_triage.compare.run import LABEL, NODE, STARTED, Entry, Run
 from vllm_triage.compare.signals import read_signals
 from vllm_triage.errors import InputError
+from vllm_triage.ingest.readers import spool_stdin
 from vllm_triage.ingest.roles import read_manifest
 from vllm_triage.ingest.sources import Source
 
@@ -24,12 +24,14 @@ def load_run(
     from vllm_triage.pipeline import fingerprint_sources, gather, triage_sources
     from vllm_triage.render.triage_json import triage_to_json
 
-    data: bytes | None = None
-    if path == "-":  # read once: the fingerprint and the triage each need the bytes
-        data = (stdin or sys.stdin.buffer).read()
+    spooled = None
+    if (
+        path == "-"
+    ):  # read once, in blocks up to --max-input: the fingerprint and the triage each need the bytes
+        spooled, _ = spool_stdin(stdin or sys.stdin.buffer)
 
     def stream() -> BinaryIO | None:
-        return io.BytesIO(data) if data is not None else None
+        return spooled() if spooled is not None else None
 
     sources = gather([path], stream())
     run = Run(label=label or _default_label(path), path=path)

@@ -311,7 +311,10 @@ def trial_paths(paths: list[str]) -> tuple[list[str], bool]:
     folder = Path(paths[0])
     if not folder.is_dir():
         return paths, False
-    children = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    try:
+        children = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        raise InputError("unreadable-path", f"cannot read folder {folder}: {exc.strerror or exc}") from exc
     subdirs = [p for p in children if p.is_dir()]
     files = [p for p in children if p.is_file() and not p.name.lower().startswith(("readme", "notes"))]
     if subdirs and not files:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vllm_triage.errors import InputError
-from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
+from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all, iter_line_chunks
 from vllm_triage.ingest.sources import Source
 
 CHUNK_BYTES = 16 * 1024 * 1024
@@ -114,22 +114,10 @@ def _text_chunks(source: Source) -> Iterator[tuple[bytes, int]]:
         yield decode_all(source.read_bytes(), encoding).encode("utf-8"), 1
         return
     line = 1
-    rest = b""
     with source.open() as stream:
-        while True:
-            block = stream.read(CHUNK_BYTES)
-            if not block:
-                break
-            block = rest + block
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                rest = block
-                continue
-            chunk, rest = block[:cut], block[cut:]
+        for chunk in iter_line_chunks(stream, CHUNK_BYTES):  # a line with no end is cut, not carried
             yield chunk, line
             line += chunk.count(b"\n")
-    if rest:
-        yield rest, line
 
 
 def _scan_log(source: Source, signals: Signals) -> None:
@@ -170,7 +158,7 @@ def _scan_metrics(source: Source, signals: Signals) -> None:
         encoding = check_text(head, source.name)
     except InputError:
         return
-    text = decode_all(source.read_bytes()[:METRICS_MAX_BYTES], encoding)
+    text = decode_all(source.head(METRICS_MAX_BYTES), encoding)
     totals: dict[str, float] = {}
     for match in _METRIC.finditer(text):
         kind, number = match.group(1), match.group(2)

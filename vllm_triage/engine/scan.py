@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
-from vllm_triage.errors import InputError
-from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches
+from vllm_triage.errors import InputError, RuleError, clip
+from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches_cut
 from vllm_triage.ingest.logical import logical_lines
 from vllm_triage.ingest.sources import Source
 from vllm_triage.logframe import parse_lines
@@ -30,6 +31,16 @@ FORWARD_CONTEXT = 80  # the exception line and torch's CUDA boilerplate follow t
 MAX_TRIGGERS = 400  # windows are cut around at most this many triggers per file
 MAX_HITS_PER_RULE = 200  # e.g. thousands of 500 lines in a cascade: keep the first ones
 MAX_STRUCTURAL_ROWS = 5000  # exception/traceback lines no rule knows, per file
+MAX_CUT_LINES_LISTED = 20  # over-long lines named in the result (all are counted)
+
+
+@dataclass(frozen=True)
+class LineCuts:
+    """The lines of one file cut to --max-line: how many, and the first of them."""
+
+    file: str
+    cut_lines: list[int]
+    cut_count: int
 
 
 @dataclass
@@ -39,6 +50,9 @@ class ScanResult:
     total_lines: int
     hit_counts: Counter = field(default_factory=Counter)  # rule id -> matches (exact below the cap)
     json_lines: bool = False
+    # Lines longer than --max-line, cut to it before matching: how many, and the first ones.
+    cut_lines: list[int] = field(default_factory=list)
+    cut_count: int = 0
 
 
 def _is_json_lines(head_text: str) -> bool:
@@ -67,6 +81,8 @@ class _State:
     forward_due: int = 0  # lines at the start of the next chunk owed to a window
     tail: pl.Series = field(default_factory=lambda: pl.Series("raw", [], dtype=pl.String))
     retained: list[pl.DataFrame] = field(default_factory=list)
+    cut_lines: list[int] = field(default_factory=list)
+    cut_count: int = 0
 
 
 def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES) -> ScanResult:
@@ -80,7 +96,8 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
         raise InputError("unreadable-path", f"cannot read {source.name}: {exc}") from exc
     with stream:
         try:
-            for raw in _prefetch(logical_lines(iter_line_batches(stream, encoding, chunk_bytes))):
+            batches = _recording_cuts(iter_line_batches_cut(stream, encoding, chunk_bytes), state)
+            for raw in _prefetch(logical_lines(batches)):
                 _scan_chunk(raw, next_line, state)
                 next_line += raw.len()
                 # The back context of a trigger may reach over several small chunks.
@@ -89,6 +106,15 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
                     if raw.len() >= BACK_CONTEXT
                     else pl.concat([state.tail, raw], rechunk=False).tail(BACK_CONTEXT)
                 )
+        except pl.exceptions.ComputeError as exc:
+            if "regex" not in str(exc):
+                raise
+            # Never the combined pattern in the message (it is megabytes with a big rule set).
+            reason = next((ln for ln in str(exc).splitlines() if ln.startswith("error:")), "invalid pattern")
+            raise RuleError(
+                f"a rule pattern failed in polars' regex engine ({clip(reason)}); "
+                "run `vllm-triage rules check --rules DIR`"
+            ) from None
         except (EOFError, OSError, zlib.error) as exc:
             # A truncated .gz or archive member: say so instead of analysing half a file silently.
             raise InputError(
@@ -104,7 +130,28 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
         frame = pl.concat(state.retained, how="vertical").unique(subset="line", keep="first").sort("line")
     else:
         frame = classify(parse_lines(pl.Series("raw", [], dtype=pl.String), source.name, 1), compiled)
-    return ScanResult(source.name, frame, next_line - 1, state.hit_counts, state.json_lines)
+    return ScanResult(
+        source.name,
+        frame,
+        next_line - 1,
+        state.hit_counts,
+        state.json_lines,
+        state.cut_lines,
+        state.cut_count,
+    )
+
+
+def _recording_cuts(pairs: Iterator[tuple[pl.Series, list[int]]], state: _State) -> Iterator[pl.Series]:
+    """The physical line batches, noting the lines --max-line cut (by physical line number:
+    logical_lines may join or split rows after this)."""
+    physical = 1
+    for raw, cuts in pairs:
+        if cuts:
+            state.cut_count += len(cuts)
+            room = MAX_CUT_LINES_LISTED - len(state.cut_lines)
+            state.cut_lines.extend(physical + offset for offset in cuts[: max(room, 0)])
+        physical += raw.len()
+        yield raw
 
 
 def _parse(raw: pl.Series, lines: pl.Series, state: _State) -> pl.DataFrame:

@@ -41,6 +41,10 @@ LOG_HEAD_BYTES = 5 * 1024 * 1024
 # Environment artefacts are small; anything bigger than this is not one and is read in part.
 ARTEFACT_MAX_BYTES = 16 * 1024 * 1024
 SCOPED_ROLES = ("nvidia_smi", "collect_env")
+# A limit reached stops the command (exit 4): skipping the member would read a different bundle.
+_LIMIT_ERRORS = ("input-too-large", "archive-too-large")
+# Roles read as one JSON document: a prefix of one is not a reading of it.
+_WHOLE_DOCUMENTS = ("container_inspect", "request")
 
 # role → parser module (each has looks_like(text) and parse(text, file[, scope])).
 _PARSERS: dict[str, ModuleType] = {
@@ -144,11 +148,20 @@ def _read_one(
     try:
         limit = LOG_HEAD_BYTES if role == "vllm_log" else ARTEFACT_MAX_BYTES
         text, cut = read_text(source, limit)
-    except InputError:
-        if lone:
-            raise  # a lone empty or binary file is bad input: say so with its exit code
-        fingerprint.notes.append(f"{source.name}: empty or binary; skipped")
+    except InputError as exc:
+        if lone or exc.problem_id in _LIMIT_ERRORS:
+            raise  # a lone empty or binary file, or a limit reached, is bad input: say so, exit 4
+        reason = "empty or binary" if exc.problem_id in ("empty-input", "binary-input") else exc.message
+        fingerprint.notes.append(f"{source.name}: {reason}; skipped")
         return role, ParseResult(kind="unreadable"), None
+    if cut and role in _WHOLE_DOCUMENTS:
+        # A JSON cut at the limit no longer parses: refuse it by its size rather than call a
+        # complete document "cut short".
+        message = f"{source.name} is larger than {limit // 2**20} MiB: too large for a {role} document"
+        if lone:
+            raise InputError("input-too-large", message, "give the inspect or request JSON of one container")
+        fingerprint.notes.append(f"{message}; skipped")
+        return role, ParseResult(kind="too-large"), None
     if cut:
         fingerprint.notes.append(f"{source.name}: only the first {limit // 2**20} MiB were read")
     scope = source.scope or scope_hint(source.name)
@@ -245,8 +258,7 @@ def _read_manifest(source: Source) -> ParseResult:
 def read_text(source: Source, limit: int) -> tuple[str, bool]:
     """The decoded text of a source, at most `limit` bytes (cut at a line end); InputError when
     the source is empty or binary."""
-    with source.open() as stream:
-        raw = stream.read(limit + 1)
+    raw = source.head(limit + 1)  # skips NUL padding before the content, like sniffing does
     encoding = check_text(raw[:SNIFF_BYTES], source.name)
     cut = len(raw) > limit
     if cut:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from vllm_triage.errors import InputError
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
+from vllm_triage.ingest.readers import open_regular
 from vllm_triage.ingest.roles import name_hint, sniff_text
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".txz", ".zip")
@@ -99,7 +100,7 @@ def _logs_among(files: list[Path]) -> list[Path]:
 
 def _sniffs_as_log(file: Path) -> bool:
     try:
-        with open(file, "rb") as handle:
+        with open_regular(str(file)) as handle:  # a FIFO swapped in must not block the walk
             head = handle.read(SNIFF_BYTES)
         encoding = check_text(head, str(file))
     except (OSError, InputError):
@@ -138,7 +139,15 @@ def content_hash(ref: BundleRef) -> tuple[str, int]:
     for name, path in bundle_files(ref):
         if ref.kind == "folder":
             digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
-        with open(path, "rb") as handle:
+        try:
+            handle = open_regular(str(path))  # a FIFO or device named as a bundle is refused
+        except InputError:
+            if ref.kind != "folder":
+                raise
+            # A file of a bundle folder that cannot be read: the analysis skips and names it.
+            digest.update(b"<unreadable>\0")
+            continue
+        with handle:
             while chunk := handle.read(_HASH_CHUNK):
                 digest.update(chunk)
                 total += len(chunk)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
+from vllm_triage.errors import InputError
 from vllm_triage.fleet import store
 from vllm_triage.fleet.bundle_row import BundleRows, bundle_rows
 from vllm_triage.fleet.bundles import BundleRef, content_hash, discover, stat_key
@@ -89,7 +90,10 @@ def scan(
 
         spark_engine.check_available()  # before anything is written: exit 4 with the install line
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError("out-unwritable", f"cannot create --out {out}: {exc.strerror or exc}") from exc
     jobs = jobs or default_jobs()
     compiled = _preflight(rule_dirs)
     lock = store.acquire_lock(out)

@@ -15,6 +15,7 @@ from typing import BinaryIO
 import polars as pl
 
 from vllm_triage.errors import InputError
+from vllm_triage.ingest.limits import LIMITS
 
 CHUNK_BYTES = 16 * 1024 * 1024
 SNIFF_BYTES = 64 * 1024
@@ -78,51 +79,126 @@ def check_text(head: bytes, name: str) -> str:
 
 
 def iter_text_chunks(stream: BinaryIO, encoding: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[str]:
-    """Decode a binary stream piece by piece; every yielded piece ends with a complete line."""
+    """Decode a binary stream piece by piece; every yielded piece ends with a complete line.
+
+    A line with no newline for many chunks is gathered as a list of pieces and joined once, when
+    its end arrives: re-copying it for every chunk was quadratic (a 2 GiB line never finished)."""
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
-    carry = ""
+    pending: list[str] = []  # the start of a line that has not ended yet
     while True:
         block = stream.read(chunk_bytes)
         final = not block
-        text = carry + decoder.decode(block, final=final)
+        text = decoder.decode(block, final=final)
         if final:
-            if text:
-                yield _clean(text)
+            pending.append(text)
+            rest = "".join(pending)
+            if rest:
+                yield _clean(rest)
             return
         cut = text.rfind("\n")
         if cut < 0:
-            carry = text
+            pending.append(text)
             continue
-        carry = text[cut + 1 :]
-        yield _clean(text[: cut + 1])
+        pending.append(text[: cut + 1])
+        yield _clean("".join(pending))
+        pending = [text[cut + 1 :]]
 
 
-def iter_line_batches(stream: BinaryIO, encoding: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[pl.Series]:
-    """Series of raw lines, chunk by chunk. UTF-8 (the common case) is split and decoded in Rust by
-    polars' CSV reader with a separator that does not occur in logs; other encodings go through
-    Python's incremental decoder."""
+def iter_line_batches(
+    stream: BinaryIO, encoding: str, chunk_bytes: int = CHUNK_BYTES, max_line: int | None = None
+) -> Iterator[pl.Series]:
+    """Series of raw lines, chunk by chunk (see iter_line_batches_cut; cut lines are not reported)."""
+    for lines, _ in iter_line_batches_cut(stream, encoding, chunk_bytes, max_line):
+        yield lines
+
+
+def iter_line_batches_cut(
+    stream: BinaryIO, encoding: str, chunk_bytes: int = CHUNK_BYTES, max_line: int | None = None
+) -> Iterator[tuple[pl.Series, list[int]]]:
+    """Series of raw lines, chunk by chunk, each with the offsets (into that Series) of the lines
+    that were longer than `max_line` bytes and were cut to it (--max-line; a line that long is
+    never a log line, and it is what makes a regex or a copy expensive).
+
+    UTF-8 (the common case) is split and decoded in Rust by polars' CSV reader with a separator
+    that does not occur in logs; other encodings go through Python's incremental decoder. A line
+    that spans chunks is carried at most `max_line` bytes long, so each chunk is copied once."""
+    limit = max_line if max_line is not None else LIMITS.max_line
     if encoding not in ("utf-8", "utf-8-sig"):
         for text in iter_text_chunks(stream, encoding, chunk_bytes):
-            yield lines_of_text(text)
+            yield _capped(lines_of_text(text), limit)
         return
-    carry = b""
+    carry = b""  # the start of a line that has not ended yet, at most `limit` bytes of it
+    carry_cut = False  # the carried line was longer than the limit: drop bytes up to its end
     first = True
     while True:
         block = stream.read(chunk_bytes)
+        if first and block.startswith(codecs.BOM_UTF8):
+            block = block[len(codecs.BOM_UTF8) :]
+        first = False
         if not block:
             if carry:
-                yield _lines_of_bytes(carry)
+                lines, cuts = _capped(_lines_of_bytes(carry), limit)
+                yield lines, sorted({*cuts, 0} if carry_cut else cuts)
             return
-        data = carry + block
-        if first and data.startswith(codecs.BOM_UTF8):
-            data = data[len(codecs.BOM_UTF8) :]
-        first = False
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            carry = data
+        end = block.find(b"\n")
+        if end < 0:
+            if not carry_cut:  # once cut, the rest of the line is dropped unread
+                carry_cut = len(carry) + len(block) > limit
+                carry += block[: limit - len(carry)]
             continue
-        carry = data[cut + 1 :]
-        yield _lines_of_bytes(data[: cut + 1])
+        if carry_cut or len(carry) + end > limit:
+            # The carried line ends in this block: keep its first `limit` bytes, drop the rest.
+            head = (carry + block[: min(end, limit)])[:limit]
+            block_cut = True
+        else:
+            head = carry + block[:end]
+            block_cut = False
+        cut = block.rfind(b"\n")
+        # One copy of the block: join reads the memoryview in place (a slice would copy it first).
+        data = b"".join((head, memoryview(block)[end : cut + 1]))
+        carry, carry_cut = block[cut + 1 : cut + 1 + limit], len(block) - cut - 1 > limit
+        lines, cuts = _capped(_lines_of_bytes(data), limit)
+        yield lines, sorted({*cuts, 0} if block_cut else cuts)
+
+
+def iter_line_chunks(
+    stream: BinaryIO, chunk_bytes: int = CHUNK_BYTES, max_line: int | None = None
+) -> Iterator[bytes]:
+    """Raw byte chunks that each end at a line end (the last one may not), for byte-level scans.
+    A line still open at the end of a block is carried at most `max_line` bytes long (the rest of
+    it is dropped, its newline kept), so a line with no end costs one pass, not one copy per block."""
+    limit = max_line if max_line is not None else LIMITS.max_line
+    carry, dropping = b"", False
+    while block := stream.read(chunk_bytes):
+        end = block.find(b"\n")
+        if end < 0:
+            if not dropping:
+                dropping = len(carry) + len(block) > limit
+                carry += block[: limit - len(carry)]
+            continue
+        cut = block.rfind(b"\n")
+        first = (
+            block[: min(end, max(limit - len(carry), 0))]
+            if dropping or len(carry) + end > limit
+            else block[:end]
+        )
+        yield b"".join((carry, first, memoryview(block)[end : cut + 1]))
+        carry = block[cut + 1 : cut + 1 + limit]
+        dropping = len(block) - cut - 1 > limit
+    if carry:
+        yield carry
+
+
+def _capped(lines: pl.Series, limit: int) -> tuple[pl.Series, list[int]]:
+    """Lines longer than `limit` bytes cut to it. The check is vectorised; the cut itself is done
+    in Python for the few lines that need it, in bytes like the cut of a line carried across
+    chunks (a multi-byte character cut in half becomes U+FFFD either way)."""
+    too_long = lines.str.len_bytes() > limit
+    if not too_long.any():
+        return lines, []
+    offsets = too_long.arg_true()
+    cut = [text.encode()[:limit].decode("utf-8", "replace") for text in lines.gather(offsets).to_list()]
+    return lines.scatter(offsets, cut), offsets.to_list()
 
 
 def _lines_of_bytes(data: bytes) -> pl.Series:
