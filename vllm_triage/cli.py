@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from vllm_triage import __version__
+from vllm_triage.cli_limits import input_limit_options
 from vllm_triage.commands.output import (
     add_quiet_everywhere,
     add_width,
@@ -26,7 +27,6 @@ from vllm_triage.commands.output import (
     use_colour,
     width_option,
 )
-from vllm_triage.cli_limits import input_limit_options
 from vllm_triage.errors import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, TriageError
 
 EXIT_CODES_HELP = (

@@ -67,7 +67,7 @@ def _walk(folder: Path) -> list[BundleRef]:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
-        raise InputError("unreadable-path", f"cannot list {folder}: {exc.strerror or exc}") from exc
+        raise InputError("unreadable-path", f"cannot read folder {folder}: {exc.strerror or exc}") from exc
     files = [Path(e.path) for e in entries if e.is_file(follow_symlinks=False) and e.name not in SKIP_NAMES]
     dirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False) and e.name not in SKIP_DIRS]
     if any(f.name == MANIFEST for f in files):
