@@ -87,7 +87,7 @@ CASES: dict[str, Case] = {
                 "engine.method_wrapper",
                 "engine.duplicate_traceback_header",
                 "engine.worker_died",
-                "engine.core_failed_to_start",
+                "engine.process_failed_to_start",
             }
         ),
     ),
@@ -98,7 +98,7 @@ CASES: dict[str, Case] = {
         "cuda.nccl_error",
         "nccl_init_failed",
         block=(17, 33),
-        consequences=frozenset({"engine.method_wrapper", "engine.core_failed_to_start"}),
+        consequences=frozenset({"engine.method_wrapper", "engine.process_failed_to_start"}),
     ),
     # An OOM after a CUDA error is the sticky CUDA context, not a memory problem.
     "v1-0.8.5-illegal-access-then-oom.log": Case(

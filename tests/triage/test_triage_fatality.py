@@ -319,3 +319,34 @@ def test_a_docker_desktop_local_time_prefix_is_a_transport(tmp_path, triage_json
     data = triage_json(_write(tmp_path, log))
     assert data["first_error"]["message"] == "RuntimeError('Engine loop has died')"
     assert data["first_error"]["timestamp"] == "2024-10-27 23:04:47"
+
+
+def test_a_wrapper_headline_whose_traceback_was_cut_names_the_failing_step(tmp_path, triage_json):
+    w = "(RayWorkerWrapper pid=20770) ERROR 06-28 06:11:46 worker_base.py:145]"
+    log = (
+        "INFO 06-28 06:11:30 llm_engine.py:161] Initializing an LLM engine (v0.5.0) with config: model='org/m'\n"
+        "INFO 06-28 06:11:45 distributed_gpu_executor.py:45] # GPU blocks: 378, # CPU blocks: 1638\n"
+        f"{w} Error executing method initialize_cache. This might cause deadlock in distributed execution.\n"
+        f"{w} Traceback (most recent call last):\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("Error executing method initialize_cache")
+    assert data["phase"] == "engine_reserve"
+
+
+def test_an_api_server_polling_a_stuck_engine_is_a_hang_after_the_engines_last_milestone(
+    tmp_path, triage_json
+):
+    poll = f"{A} DEBUG 09-02 17:29:%02d [utils.py:777] Waiting for 1 local, 0 remote core engine proc(s) to start.\n"
+    log = (
+        V1_START
+        + f"{E} INFO 09-21 11:04:18 [gpu_model_runner.py:2392] Model loading took 14.2487 GiB and 5.346811 seconds\n"
+        + "".join(poll % s for s in (6, 16, 26, 36))
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["category"] == "hang"
+    assert data["first_error"]["message"].startswith("Model loading took")
+    assert data["phase"] == "engine_reserve"
+    # The same polls during a start that then succeeds are no failure.
+    ok = log + f"{A} INFO:     Application startup complete.\n"
+    assert triage_json(_write(tmp_path, ok, name="ok.log"))["phase"] == "none"

@@ -97,9 +97,22 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     block: ErrorBlock | None = None
     decision = PhaseDecision(NO_FAILURE, "no error found", "high")
     if chosen is not None and kind == "consequence_only" and ready_line is None:
-        died = _died_silently(chosen, milestones, judge)
-        if died is not None:
-            block, decision = died
+        wrapper = next(
+            (
+                c
+                for c in consequences
+                if c.rule is not None and c.rule.extra.get("wraps_root") and _traceback_cut(index, c)
+            ),
+            None,
+        )
+        if wrapper is not None:
+            # The failing process printed its own failure; the paste lost the traceback under it.
+            chosen = wrapper
+        else:
+            stalled = chosen.rule is not None and bool(chosen.rule.extra.get("stall"))
+            died = _died_silently(chosen, milestones, judge, stalled)
+            if died is not None:
+                block, decision = died
     if block is None and chosen is not None:
         block, decision = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
     elif block is None:
@@ -251,8 +264,14 @@ def _survival(
     return survival is not None
 
 
+def _traceback_cut(index: StreamIndex, candidate: Candidate) -> bool:
+    """The headline opens a traceback that ends before its exception line (a cut paste)."""
+    block = block_around(index, candidate.row)
+    return any(r.tb for r in block.rows) and not any(r.exc for r in block.rows if r.line > candidate.row.line)
+
+
 def _died_silently(
-    chosen: Candidate, milestones: list[Milestone], judge: FatalityJudge
+    chosen: Candidate, milestones: list[Milestone], judge: FatalityJudge, stalled: bool = False
 ) -> tuple[ErrorBlock, PhaseDecision] | None:
     """Only consequences, during start-up: the process that failed printed nothing about it.
 
@@ -285,6 +304,10 @@ def _died_silently(
         ),
         kind="died",
     )
+    if stalled:
+        # Still alive, waiting (the API server polling the engine, a broadcast nobody picks up):
+        # a hang in the step after the last milestone, with the waiting lines as its symptom.
+        block.category, block.kind, block.explain, block.advice = "hang", "hang", "", ""
     reason = (
         f"only consequences follow milestone {last.name} (line {last.line}): the step after it never finished"
     )
