@@ -29,6 +29,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,9 +215,16 @@ class Report:
     seconds: float = 0.0
 
 
+MEMORY_LIMIT = 3 * 1024**3  # per worker: a blow-up becomes a MemoryError, saved, not the OOM killer
+
+
 def _work(target: str, seed: int, count: int, timeout: float, out: str) -> Report:
+    import resource
+
     from vllm_triage.errors import InputError
 
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    progress = Path(out) / f"progress-{os.getpid()}"
     rng = random.Random(seed)
     seeds = load_seeds()
     run = _target(target)
@@ -225,6 +233,8 @@ def _work(target: str, seed: int, count: int, timeout: float, out: str) -> Repor
     started = time.perf_counter()
     for i in range(count):
         data = mutate(rng, seeds)
+        # If the worker dies outright (a native abort), the parent replays this input from here.
+        progress.write_text(f"{target} {seed} {i}\n")
         t0 = time.perf_counter()
         try:
             signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -273,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="CI budget: smaller batches")
     args = parser.parse_args(argv)
     out = args.out or tempfile.mkdtemp(prefix="vllm-triage-fuzz-")
+    Path(out).mkdir(parents=True, exist_ok=True)
     batch = 500 if args.quick else args.batch
     targets = [t for t in args.targets.split(",") if t]
     unknown = set(targets) - set(TARGETS)
@@ -287,7 +298,11 @@ def main(argv: list[str] | None = None) -> int:
                 seed = args.seed * 1_000_003 + t_index * 10_007 + b_index
                 futures.append(pool.submit(_work, target, seed, count, args.timeout, out))
         for future in futures:
-            r = future.result()
+            try:
+                r = future.result()
+            except BrokenProcessPool:
+                print(f"a worker died; its last input is named in {out}/progress-*", file=sys.stderr)
+                return 1
             total = totals[r.target]
             total.inputs += r.inputs
             total.refused += r.refused
