@@ -146,6 +146,9 @@ BIG_MUTATIONS = (_repeat_line, _long_line)
 BIG_SHARE = 0.05
 
 
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # past this every input is refused by size: nothing to learn
+
+
 def mutate(rng: random.Random, seeds: list[bytes]) -> bytes:
     data = rng.choice(seeds)
     for _ in range(rng.choice((1, 1, 1, 2, 3))):
@@ -156,6 +159,7 @@ def mutate(rng: random.Random, seeds: list[bytes]) -> bytes:
             data = _splice(rng, data, rng.choice(seeds))
         else:
             data = rng.choice(MUTATIONS)(rng, data)
+        data = data[:MAX_INPUT_BYTES]
     return data
 
 
@@ -189,11 +193,14 @@ def _target(name: str) -> Callable[[bytes], object]:
 
         return run_triage
 
-    from vllm_triage.fingerprint.combine import _PARSERS, SCOPED_ROLES
+    from vllm_triage.fingerprint.combine import _PARSERS, ARTEFACT_MAX_BYTES, LOG_HEAD_BYTES, SCOPED_ROLES
 
     module = _PARSERS[name]
+    # What the combiner hands a parser: an artefact's first 16 MiB, a log's first 5 MiB.
+    limit = LOG_HEAD_BYTES if name == "vllm_log" else ARTEFACT_MAX_BYTES
 
     def run_parser(data: bytes) -> object:
+        data = data[:limit]
         text = decode_all(data, check_text(data[:65536], "fuzz.txt"))
         module.looks_like(text)
         if name in SCOPED_ROLES:
@@ -215,7 +222,9 @@ class Report:
     seconds: float = 0.0
 
 
-MEMORY_LIMIT = 3 * 1024**3  # per worker: a blow-up becomes a MemoryError, saved, not the OOM killer
+# Per worker address space: a blow-up becomes a MemoryError, saved, not the machine's OOM killer.
+# Address space, not resident memory: polars reserves several GiB it never touches.
+MEMORY_LIMIT = 10 * 1024**3
 
 
 def _work(target: str, seed: int, count: int, timeout: float, out: str) -> Report:
@@ -232,7 +241,10 @@ def _work(target: str, seed: int, count: int, timeout: float, out: str) -> Repor
     signal.signal(signal.SIGALRM, _alarm)
     started = time.perf_counter()
     for i in range(count):
-        data = mutate(rng, seeds)
+        try:
+            data = mutate(rng, seeds)
+        except MemoryError:
+            continue  # the generator itself, not the tool: no finding
         # If the worker dies outright (a native abort), the parent replays this input from here.
         progress.write_text(f"{target} {seed} {i}\n")
         t0 = time.perf_counter()

@@ -85,8 +85,16 @@ def iter_text_chunks(stream: BinaryIO, encoding: str, chunk_bytes: int = CHUNK_B
     its end arrives: re-copying it for every chunk was quadratic (a 2 GiB line never finished)."""
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
     pending: list[str] = []  # the start of a line that has not ended yet
+    first = True
     while True:
         block = stream.read(chunk_bytes)
+        if first and encoding == "utf-16":
+            # The BOM was found after NUL padding (a copytruncate'd file): the codec wants it
+            # first, and raises (whatever `errors`) on a stream without one.
+            block = block.lstrip(b"\x00")
+            if block and not block.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                decoder = codecs.getincrementaldecoder("utf-16-le")(errors="replace")
+        first = False
         final = not block
         text = decoder.decode(block, final=final)
         if final:
@@ -204,6 +212,10 @@ def _capped(lines: pl.Series, limit: int) -> tuple[pl.Series, list[int]]:
 def _lines_of_bytes(data: bytes) -> pl.Series:
     if b"\x00" in data:
         data = data.replace(b"\x00", b"")
+    if b"\x1f" in data:
+        # The CSV splitter's separator: a line holding one would read as two columns. No log
+        # line carries the unit separator; it is dropped like a NUL.
+        data = data.replace(b"\x1f", b"")
     frame = pl.read_csv(
         io.BytesIO(data),
         has_header=False,
