@@ -21,6 +21,7 @@ from vllm_triage.engine.scan import ScanResult
 from vllm_triage.phases import NO_FAILURE, phase_index
 
 MAX_CONSEQUENCES = 25
+IMPLIED_LOOKBACK_LINES = 20
 _OOM_CATEGORIES = ("oom_",)
 _CUDA_FAULTS = ("illegal_memory_access", "cuda_kernel_fault", "device_side_assert", "cuda_error")
 
@@ -176,8 +177,12 @@ def _error_block(
     hints = compiled.ruleset.frames
     frames = call_path(block, hints) or parse_frames(frames_of_following_traceback(index, block))
     verdict = phase_from_frames(frames, hints)
+    # Processes interleave: the API server may report the dead engine a few lines before the
+    # engine's own traceback reaches the log, so consequences just before the root count too.
     implied = {
-        c.rule.implies for c in consequences if c.rule and c.rule.implies and c.row.line > chosen.row.line
+        c.rule.implies
+        for c in consequences
+        if c.rule and c.rule.implies and c.row.line > chosen.row.line - IMPLIED_LOOKBACK_LINES
     }
     if kind == "consequence_only":
         implied |= {chosen.rule.implies} if chosen.rule and chosen.rule.implies else set()
