@@ -71,9 +71,11 @@ def _each_run(
 
 
 def _requests_of(sources: list[Any], result: Any) -> dict[str, int] | None:
-    """What the server answered, read only for a run that got to serving (cheap otherwise)."""
+    """What the server answered, for the verdict of a healthy run ("no failure: ready and served
+    N requests"). It is a second pass over the log (1.8 s per 256 MB), so a failed run, whose
+    verdict is its root error, does not pay for it."""
     chosen = result.chosen
-    if chosen is None or not (chosen.ready or result.phase == "request"):
+    if chosen is None or not chosen.ready or result.phase != "none":
         return None
     from vllm_triage.compare.signals import read_signals
 
