@@ -350,3 +350,16 @@ def test_an_api_server_polling_a_stuck_engine_is_a_hang_after_the_engines_last_m
     # The same polls during a start that then succeeds are no failure.
     ok = log + f"{A} INFO:     Application startup complete.\n"
     assert triage_json(_write(tmp_path, ok, name="ok.log"))["phase"] == "none"
+
+
+def test_a_doomed_run_goes_on_logging_but_only_becoming_ready_survives_no_platform(tmp_path, triage_json):
+    doomed = (
+        "INFO 03-17 06:04:10 __init__.py:211] No platform detected, vLLM is running on UnspecifiedPlatform\n"
+        "INFO 03-17 06:04:15 api_server.py:912] vLLM API server version 0.7.3\n"
+        "INFO 03-17 06:04:15 api_server.py:913] args: Namespace(subparser='serve', model_tag='org/m')\n"
+    )
+    data = triage_json(_write(tmp_path, doomed))
+    assert data["phase"] == "container"
+    assert data["first_error"]["message"].startswith("No platform detected")
+    served = doomed + "INFO:     Application startup complete.\n"
+    assert triage_json(_write(tmp_path, served, name="served.log"))["phase"] == "none"

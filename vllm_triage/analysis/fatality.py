@@ -96,7 +96,10 @@ class FatalityJudge:
         rows = [m.row for m in self.markers if not m.serving and (before is None or m.row.line < before)]
         return rows[-1] if rows else None
 
-    def survived(self, error: Row, block_end: int) -> Survival | None:
+    def survived(self, error: Row, block_end: int, doomed: bool = False) -> Survival | None:
+        """`doomed`: the process goes on after this error by design but cannot succeed (vLLM logs
+        "No platform detected" and carries on until something needs a device), so only the
+        server becoming ready or serving proves it was survived, not later start-up steps."""
         before = [m for m in self.markers if m.row.line < error.line]
         after = [m for m in self.markers if m.row.line > block_end]
         if self.ready_line is not None and self.ready_line < error.line:
@@ -114,6 +117,8 @@ class FatalityJudge:
                 answered = self._answered(block_end)
                 if answered is not None and answered.line == marker.row.line:
                     return answered
+                continue
+            if doomed and marker.name != "ready":
                 continue
             if marker.name in _RESTART_STEPS and before:
                 return None  # a restart: the rest of the log is another run

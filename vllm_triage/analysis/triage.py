@@ -263,7 +263,8 @@ def _survival(
     # A traceback's later lines are part of the error; for a one-line error the block walk may
     # have absorbed unprefixed lines that follow it (an access log line is no continuation).
     end = block.end if any(r.tb for r in block.rows) else candidate.row.line
-    survival = judge.survived(candidate.row, end)
+    doomed = candidate.rule is not None and bool(candidate.rule.extra.get("doomed"))
+    survival = judge.survived(candidate.row, end, doomed)
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
