@@ -28,16 +28,6 @@ class Block:
     rows: list[Row]
     headline: Row | None  # the logged message just before the Traceback header, if any
 
-    @property
-    def frames(self) -> list[str]:
-        """Function names of the traceback, outermost first."""
-        found = []
-        for row in self.rows:
-            match = FRAME_LINE.match(row.message)
-            if match:
-                found.append(match.group("func"))
-        return found
-
 
 def same_record(a: Row, b: Row) -> bool:
     """Two lines of one logger call share level, timestamp and source location."""

@@ -106,15 +106,18 @@ class FatalityJudge:
             return self._served_after(block_end)
         reached_here = max((m.order for m in before if m.row.stream == error.stream), default=-1)
         reached_any = max((m.order for m in before), default=-1)
+        # Judged once per error, not once per serving line after it.
+        died = self._died_soon_after(block_end)
+        answered = None if died else self._answered(block_end)
+        served = set(self.served)
         for marker in after:
             if marker.serving:
-                if self._died_soon_after(block_end):
+                if died:
                     continue
-                if marker.row.line in self.served:
+                if marker.row.line in served:
                     return Survival(
                         marker.row.line, f"the server served a request afterwards (line {marker.row.line})"
                     )
-                answered = self._answered(block_end)
                 if answered is not None and answered.line == marker.row.line:
                     return answered
                 continue

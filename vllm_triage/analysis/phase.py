@@ -78,7 +78,6 @@ COMPONENT_PHASES = {"huggingface_hub": "weight_load", "safetensors": "weight_loa
 
 
 def decide_phase(
-    root: Row,
     rule: Rule | None,
     frames: Sequence[Frame | str],
     hints: list[FrameHint],
@@ -86,8 +85,15 @@ def decide_phase(
     implied: set[str],
     source: str | None = None,
 ) -> PhaseDecision:
-    phase, reason = _decide(root, rule, frames, hints, reached, implied, source)
     strong, weak = frame_phase(frames, hints)
+    evidence = _CallPath(
+        strong,
+        weak,
+        phase_from_source(source, hints) if source else None,
+        source.split(":")[0] if source else None,
+        frozenset(f.package for f in frames if isinstance(f, Frame)),
+    )
+    phase, reason = _decide(rule, evidence, reached, implied)
     by_milestones, last = _milestone_phase(reached)
     by_frames = strong.phase if strong else None
     if any(m.name == "ready" for m in reached):
@@ -112,14 +118,19 @@ def decide_phase(
     return PhaseDecision(phase, reason, confidence, alternative)
 
 
+@dataclass(frozen=True)
+class _CallPath:
+    """What the failing process's own code says: its deepest frames and where it logged from."""
+
+    strong: FrameHint | None
+    weak: FrameHint | None
+    by_source: str | None  # the phase of the logger's module, when it runs in one step only
+    source_file: str | None
+    packages: frozenset[str]
+
+
 def _decide(
-    root: Row,
-    rule: Rule | None,
-    frames: Sequence[Frame | str],
-    hints: list[FrameHint],
-    reached: list[Milestone],
-    implied: set[str],
-    source: str | None = None,
+    rule: Rule | None, path: _CallPath, reached: list[Milestone], implied: set[str]
 ) -> tuple[str, str]:
     """Return (phase, reason)."""
     if rule is not None and rule.phase_source == "rule" and rule.phase in PHASES:
@@ -129,12 +140,11 @@ def _decide(
     # The call path before the milestones: milestones are printed by whichever process logs
     # progress (V1's EngineCore delegates loading to workers that print it), the traceback's
     # frames are the failing process's own; a disagreement is stated in the reason.
-    strong, weak = frame_phase(frames, hints)
+    strong, weak = path.strong, path.weak
     if strong:
         return strong.phase, f"the traceback passes through {strong.function}() ({strong.file})"
-    by_source = phase_from_source(source, hints) if source else None
-    if by_source:
-        return by_source, f"logged from {source.split(':')[0]}, which runs only in {by_source}"
+    if path.by_source:
+        return path.by_source, f"logged from {path.source_file}, which runs only in {path.by_source}"
     if reached:
         last = max(reached, key=lambda m: (phase_index(m.phase), m.line))
         engine_rule = rule is not None and phase_index(rule.phase) >= phase_index("cuda_init")
@@ -146,9 +156,8 @@ def _decide(
         return "request", "the consequences show the engine was serving"
     if weak and "startup" not in implied:
         return weak.phase, f"the traceback passes through {weak.function}() ({weak.file})"
-    packages = {f.package for f in frames if isinstance(f, Frame)}
     for package, phase in COMPONENT_PHASES.items():
-        if package in packages and not (rule is not None and rule.phase_source == "rule"):
+        if package in path.packages and not (rule is not None and rule.phase_source == "rule"):
             return (
                 phase,
                 f"the traceback passes through {package}, which runs only to find and fetch the model",

@@ -187,7 +187,6 @@ def _error_block(
     if kind == "consequence_only":
         implied |= {chosen.rule.implies} if chosen.rule and chosen.rule.implies else set()
     decision = decide_phase(
-        chosen.row,
         rule if kind != "consequence_only" else None,
         frames,
         hints,
