@@ -53,6 +53,13 @@ _YAML_VLLM = re.compile(
 _YAML_VLLM_ITEM = re.compile(r"^\s*-\s+[\"']?(?:vllm[\"']?\s*$|vllm\.entrypoints\.|python3? -m vllm\.)", re.M)
 _LONE_CONTAINER = re.compile(r"^(?:args|resources|volumeMounts|imagePullPolicy):", re.M)
 _YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:", re.M)
+# Keys of a Kubernetes container that no compose service has, at any indent: a container pasted
+# out of its Deployment keeps the indentation it had there.
+_K8S_CONTAINER_KEYS = re.compile(
+    r"^\s*(?:-\s+)?(?:imagePullPolicy|volumeMounts|containerPort|livenessProbe|readinessProbe|startupProbe"
+    r"|securityContext):|^(\s*)env:[ \t]*\n\1\s*-\s+name:",
+    re.M,
+)
 
 
 _VLLM_WORD = re.compile(r"vllm|api_server", re.I)
@@ -97,6 +104,8 @@ def looks_like(text: str) -> str | None:
             return "kubernetes"
         if not _COMPOSE.search(head) and _HELM_ARGS.search(head) and _HELM_IMAGE.search(head):
             return "helm"  # values of a generic chart: an args list next to image.repository
+        if not _COMPOSE.search(head) and _K8S_CONTAINER_KEYS.search(head):
+            return "kubernetes"
         if _COMPOSE.search(head) or re.search(r"^\s+(?:image|command|deploy|environment):", head, re.M):
             return "compose"
         if re.search(r"^image:", head, re.M):  # one container or service body, not indented
