@@ -3,7 +3,8 @@
 Shapes: `vllm serve MODEL …`, `python -m vllm.entrypoints.openai.api_server --model MODEL …`
 (also under `uv run`, `conda run`, `nohup`, env prefixes), `docker run` / `podman run` (docker
 options, the image, then vLLM arguments read against the image's entrypoint), docker-compose
-service blocks, Kubernetes container specs and supervisord `[program:x]` sections.
+service blocks, Kubernetes container specs, supervisord `[program:x]` sections and systemd units
+(`ExecStart=`).
 
 Sample (a paste as it arrives; prompts, continuations and comments are debris to read through):
 
@@ -34,6 +35,7 @@ from vllm_triage.parsers.launch.sbatch import parse_sbatch
 from vllm_triage.parsers.launch.session import parse_shell
 from vllm_triage.parsers.launch.sniff import looks_like
 from vllm_triage.parsers.launch.supervisord import parse_supervisord
+from vllm_triage.parsers.launch.systemd import parse_systemd
 from vllm_triage.parsers.safe_yaml import YamlRefused
 from vllm_triage.provenance import Provenance
 
@@ -48,7 +50,7 @@ def parse(text: str, file: str) -> ParseResult:
             result = ParseResult(kind=f"{KIND_PREFIX}.unknown")
             result.notes.append(
                 "no vLLM launch command recognised (vllm serve, api_server, docker/podman run, sbatch, "
-                "compose, Kubernetes, Helm values, Ray Serve LLM or supervisord)"
+                "compose, Kubernetes, Helm values, Ray Serve LLM, supervisord or a systemd unit)"
             )
             return result
         reader = {
@@ -56,6 +58,7 @@ def parse(text: str, file: str) -> ParseResult:
             "compose": parse_compose,
             "kubernetes": parse_kubernetes,
             "supervisord": parse_supervisord,
+            "systemd": parse_systemd,
             "sbatch": parse_sbatch,
             "helm": parse_helm,
             "ray_serve_llm": parse_ray_serve,
