@@ -436,3 +436,14 @@ def test_a_relay_quoting_the_workers_error_names_the_cause_when_the_worker_trace
     assert data["first_error"]["line"] == 5
     assert data["first_error"]["rule"] == "oom.torch"  # classified by what the relay quotes
     assert "AsyncLLM output_handler failed" not in data["first_error"]["message"]
+
+
+def test_an_error_the_request_handler_logged_is_answered_and_survived(tmp_path, triage_json):
+    log = (
+        f"2026-04-28T14:17:50.089230833+08:00 {A} ERROR 04-28 14:17:50 [serving_chat.py:257] ValueError: "
+        "'max_tokens' or 'max_completion_tokens' is too large: 8192. This model's maximum context length is "
+        "8192 tokens and your request has 1210 input tokens (8192 > 8192 - 1210).\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "none"
+    assert [f for f in data["findings"] if f["id"] == "survived-error"]
