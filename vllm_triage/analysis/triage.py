@@ -277,28 +277,28 @@ def _survival(
     # have absorbed unprefixed lines that follow it (an access log line is no continuation).
     end = block.end if any(r.tb for r in block.rows) else candidate.row.line
     doomed = candidate.rule is not None and bool(candidate.rule.extra.get("doomed"))
-    source = (candidate.row.source or "").rsplit("/", 1)[-1]
-    if candidate.kind != "consequence" and _REQUEST_HANDLER.match(source):
-        # vllm/entrypoints/openai/serving_*.py catch what one request raised, log it and answer
-        # that request with an error response: the server goes on (a dead engine's errors logged
-        # there are consequence rules, judged as such).
-        out.append(
-            (
-                candidate,
-                Survival(
-                    candidate.row.line,
-                    f"logged by the request handler {source.split(':')[0]}, which answers that request with an error and goes on",
-                ),
-            )
-        )
-        return True
     survival = judge.survived(candidate.row, end, doomed)
+    if survival is None and candidate.kind != "consequence":
+        survival = _answered_by_handler(candidate.row)
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
 
 
-_REQUEST_HANDLER = re.compile(r"serving_\w+\.py:\d+$")
+_REQUEST_HANDLER = re.compile(r"(?P<file>serving_\w+\.py):\d+$")
+
+
+def _answered_by_handler(row: Row) -> Survival | None:
+    """vllm/entrypoints/openai/serving_*.py catch what one request raised, log it and answer that
+    request with an error response: the server goes on. (A dead engine's errors logged there
+    match consequence rules and are judged as such.)"""
+    match = _REQUEST_HANDLER.search(row.source or "")
+    if match is None:
+        return None
+    reason = f"logged by the request handler {match.group('file')}, which answers that request with an error and goes on"
+    return Survival(row.line, reason)
+
+
 _QUOTE = re.compile(r"'(?P<quoted>.+?)(?:'(?:, please check|$)|$)")
 
 
