@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 import regex
 
+from vllm_triage.engine.literals import literal_alternation, required_literals
 from vllm_triage.engine.rules import KIND_PRECEDENCE, Rule, RuleSet
 
 TRACEBACK = r"^Traceback \(most recent call last\)"
@@ -58,6 +59,8 @@ class CompiledRules:
     python_ok: bool = True
     # Every classifier, unanchored: a line it rejects matches none of them (one linear pass).
     classifier_union: str = ""
+    # Patterns strings built for one set of finished rules, reused for every chunk after it.
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def prefilter_without(self, done: frozenset[str]) -> str:
         """The prefilter minus rules that need no more lines (a marker already seen, a rule whose
@@ -65,7 +68,37 @@ class CompiledRules:
         pattern selects it, and then it is classified (and discarded) like any selected line."""
         if not done:
             return self.prefilter
-        return _union([r for r in self.classifiers + self.stop_markers if r.id not in done])
+        key = ("prefilter", done)
+        if key not in self._cache:
+            self._cache[key] = _union([r for r in self.classifiers + self.stop_markers if r.id not in done])
+        return self._cache[key]
+
+    def markers_wanted(self, done: frozenset[str]) -> list[Rule]:
+        """Milestones not seen yet (stop signals ride in the prefilter instead)."""
+        return [r for r in self.markers if r.id not in done and not r.shutdown]
+
+    def marker_union(self, done: frozenset[str]) -> str:
+        key = ("markers", done)
+        if key not in self._cache:
+            wanted = self.markers_wanted(done)
+            self._cache[key] = "|".join(f"(?:{unanchor(r.pattern)})" for r in wanted)
+        return self._cache[key]
+
+    def gate(self, done: frozenset[str]) -> str:
+        """The first pass over every line: the required literals of the prefilter's rules and of
+        the milestones still wanted (engine/literals.py), plus the whole pattern of any rule that
+        has none. It can only over-select the prefilter and the marker union (each line it
+        passes is then matched against them), and costs a fraction of them: one multi-literal
+        search instead of ~100 regexes per line."""
+        key = ("gate", done)
+        if key not in self._cache:
+            rules = [
+                r for r in self.classifiers + self.stop_markers if r.id not in done and r.kind != "noise"
+            ]
+            self._cache[key] = gate_pattern(
+                [r.pattern for r in rules + self.markers_wanted(done)] + list(_STRUCTURAL_PREFILTER)
+            )
+        return self._cache[key]
 
     @property
     def stop_markers(self) -> list[Rule]:
@@ -107,6 +140,45 @@ def compile_rules(ruleset: RuleSet) -> CompiledRules:
         noise_filter,
         classifier_union=union,
     )
+
+
+def gate_pattern(patterns: list[str]) -> str:
+    """One alternation of the literals the patterns require; patterns with none go in whole."""
+    exact: set[str] = set()
+    folded: set[str] = set()
+    whole: list[str] = []
+    for pattern in patterns:
+        found = required_literals(pattern)
+        if found is None:
+            whole.append(f"(?:{unanchor(pattern)})")
+            continue
+        literals, ignore_case = found
+        # The start of a required literal is required too: 12 characters keep lines apart as
+        # well as the whole literal on real logs, and fewer, shorter literals search faster.
+        (folded if ignore_case else exact).update(s[:GATE_LITERAL_CHARS] for s in literals)
+    exact, folded = _minimal(exact), _minimal(folded)
+    parts = [literal_alternation(exact)] if exact else []
+    if folded:
+        parts.append(literal_alternation(folded, ignore_case=True))
+    return "|".join(parts + whole)
+
+
+GATE_LITERAL_CHARS = 12
+
+
+def _minimal(literals: set[str]) -> set[str]:
+    """Drop literals that contain another one: a line holding the longer holds the shorter."""
+    ordered = sorted(literals, key=len)
+    kept: list[str] = []
+    for text in ordered:
+        if not any(short in text for short in kept):
+            kept.append(text)
+    return set(kept)
+
+
+def no_literal(patterns: list[str]) -> list[str]:
+    """The patterns with no required literal: each costs a full regex pass over every line."""
+    return [p for p in patterns if required_literals(p) is None]
 
 
 def _union(rules: list[Rule]) -> str:
