@@ -87,7 +87,13 @@ class Placeholder:
             return False  # a line too hostile to scan is no paste placeholder
 
     def anywhere(self, text: str) -> bool:
-        """A cheap first pass over a whole text (a log has millions of lines and no placeholder)."""
+        """A cheap first pass over a whole text (a log has millions of lines and no placeholder):
+        a text without any literal the pattern requires (engine/literals.py) cannot match it."""
+        from vllm_triage.engine.literals import required_literals
+
+        found = required_literals(self.pattern)
+        if found is not None and not found[1] and not any(lit in text for lit in found[0]):
+            return False
         try:
             return _compile(self.pattern, regex.MULTILINE).search(text, timeout=_BLOCK_TIMEOUT_S) is not None
         except TimeoutError:
