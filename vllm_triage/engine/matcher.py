@@ -17,6 +17,7 @@ import polars as pl
 import regex
 
 from vllm_triage.engine.literals import literal_alternation, required_literals
+from vllm_triage.engine.literals import prime as prime_literals
 from vllm_triage.engine.rules import KIND_PRECEDENCE, Rule, RuleSet
 
 TRACEBACK = r"^Traceback \(most recent call last\)"
@@ -57,8 +58,6 @@ class CompiledRules:
     noise_filter: str = ""
     # False once a pattern overran the Python budget (see classify): polars only from then on.
     python_ok: bool = True
-    # Every classifier, unanchored: a line it rejects matches none of them (one linear pass).
-    classifier_union: str = ""
     # Patterns strings built for one set of finished rules, reused for every chunk after it.
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -123,6 +122,7 @@ def _first_match(rules: list[Rule], column: str) -> pl.Expr:
 
 
 def compile_rules(ruleset: RuleSet) -> CompiledRules:
+    prime_literals([r.pattern for r in ruleset.rules] + list(_STRUCTURAL_PREFILTER))
     markers = [r for r in ruleset.rules if r.kind == "marker"]
     classifiers = sorted(
         (r for r in ruleset.rules if r.kind in KIND_PRECEDENCE),
@@ -131,15 +131,7 @@ def compile_rules(ruleset: RuleSet) -> CompiledRules:
     noise = [r for r in classifiers if r.kind == "noise"]
     noise_filter = "|".join(f"(?:{unanchor(r.pattern)})" for r in noise) if noise else ""
     stop_markers = [r for r in markers if r.shutdown]
-    union = "|".join(f"(?:{unanchor(r.pattern)})" for r in classifiers)
-    return CompiledRules(
-        ruleset,
-        _union(classifiers + stop_markers),
-        markers,
-        classifiers,
-        noise_filter,
-        classifier_union=union,
-    )
+    return CompiledRules(ruleset, _union(classifiers + stop_markers), markers, classifiers, noise_filter)
 
 
 def gate_pattern(patterns: list[str]) -> str:
@@ -241,25 +233,32 @@ def _first_rule(rules: list[Rule], message: str, deadline: float) -> str | None:
     return None
 
 
+def _may_match(rule: Rule, text: str) -> bool:
+    """False only when `text` holds none of the literals every match of the rule contains."""
+    found = required_literals(rule.pattern)
+    if found is None or found[1]:
+        return True  # no literal, or case-insensitive ones: cannot rule the text out this way
+    return any(literal in text for literal in found[0])
+
+
 def _classify_small(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:
     messages = frame.get_column("message").fill_null("").to_list()
-    for rule in compiled.markers + compiled.classifiers:
+    # Only the rules whose literals occur in these rows are compiled and tried (engine/literals.py):
+    # a small paste needs a handful of the ~100 patterns, and compiling is most of their cost.
+    text = "\n".join(messages)
+    markers = [r for r in compiled.markers if _may_match(r, text)]
+    classifiers = [r for r in compiled.classifiers if _may_match(r, text)]
+    for rule in markers + classifiers:
         rule.compiled  # noqa: B018 - compiled once, before the clock starts: compiling is not matching
-    # Most rows (context around a trigger) match no classifier: one linear-time union pass in
-    # Rust spares them ~100 Python searches each, whose timeout bookkeeping is the main cost.
-    maybe = (
-        frame.get_column("message").fill_null("").str.contains(compiled.classifier_union).to_list()
-        if compiled.classifier_union
-        else [False] * len(messages)
-    )
     deadline = time.monotonic() + PYTHON_BUDGET_S
-    classes = [
-        _first_rule(compiled.classifiers, m, deadline) if hit else None
-        for m, hit in zip(messages, maybe, strict=True)
-    ]
+
+    def first(rules: list[Rule], message: str) -> str | None:
+        # Most rows (context around a trigger) hold no rule's literal: no search at all for them.
+        return _first_rule([r for r in rules if _may_match(r, message)], message, deadline)
+
     return frame.with_columns(
-        marker=pl.Series([_first_rule(compiled.markers, m, deadline) for m in messages], dtype=pl.String),
-        cls=pl.Series(classes, dtype=pl.String),
+        marker=pl.Series([first(markers, m) for m in messages], dtype=pl.String),
+        cls=pl.Series([first(classifiers, m) for m in messages], dtype=pl.String),
         exc=pl.Series([_search(_EXCEPTION_RE, m, deadline) for m in messages], dtype=pl.Boolean),
         tb=pl.Series([_search(_TRACEBACK_RE, m, deadline) for m in messages], dtype=pl.Boolean),
     )
