@@ -3,11 +3,15 @@
 
 Generates logs with ../shared/bench/make_big_log.py (a realistic TP=8 V1 server log: start-up,
 hours of serving, then a failure cascade), then for each log runs, in the same session:
-  grep -cE 'ERROR|Traceback' LOG          (the floor: one pass of a C tool over the bytes)
+  cat LOG > /dev/null                     (the read floor)
+  grep -cE 'ERROR|Traceback' LOG          (one pass of a C tool over the bytes)
   vllm-triage triage LOG --format json    (full triage: root block, phase, consequences)
-and reports wall time, throughput and peak RSS (os.wait4's ru_maxrss of the child).
+and reports wall time, triage/grep and triage/cat (ratios within one run: the machine may be
+shared, so absolute times are noisy), CPU seconds per GB (user + system of the child, both
+cores counted) and peak RSS (os.wait4's ru_maxrss of the child). Each figure is the best of
+--repeat runs, the commands interleaved so a burst of load hits all of them alike.
 
-Usage: benchmarks/bench_triage.py [--sizes 256,1024] [--failures request,early] [--out DIR]
+Usage: benchmarks/bench_triage.py [--sizes 64,256,1024,4096] [--failures request,early] [--out DIR]
                                   [--maker PATH] [--cmd vllm-triage] [--repeat 3]
 Writes a Markdown table to stdout and to DIR/results.md. Logs are kept in DIR (git-ignored).
 """
@@ -27,20 +31,29 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_MAKER = HERE.parent.parent / "shared" / "bench" / "make_big_log.py"
 
 
-def run(argv: list[str]) -> tuple[float, int, bytes]:
-    """(seconds, peak RSS in MiB, stdout) of one child process."""
+def run(argv: list[str], stdout: int = subprocess.PIPE) -> tuple[float, int, bytes, float]:
+    """(seconds, peak RSS in MiB, stdout, CPU seconds) of one child process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.DEVNULL)
     out = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, usage.ru_maxrss // 1024, out
+    return elapsed, usage.ru_maxrss // 1024, out, usage.ru_utime + usage.ru_stime
 
 
-def best_of(argv: list[str], repeat: int) -> tuple[float, int, bytes]:
-    runs = [run(argv) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+def best_of_interleaved(
+    commands: dict[str, list[str]], repeat: int
+) -> dict[str, tuple[float, int, bytes, float]]:
+    """Each command `repeat` times, in turns; per command the best wall and CPU, the worst RSS."""
+    runs: dict[str, list[tuple[float, int, bytes, float]]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, argv in commands.items():
+            runs[name].append(run(argv, subprocess.DEVNULL if name == "cat" else subprocess.PIPE))
+    return {
+        name: (min(r[0] for r in rs), max(r[1] for r in rs), rs[-1][2], min(r[3] for r in rs))
+        for name, rs in runs.items()
+    }
 
 
 def main() -> int:
@@ -67,10 +80,17 @@ def main() -> int:
                     check=True,
                 )
             mb = log.stat().st_size / 1024**2
-            grep_s, grep_mib, _ = best_of(["grep", "-cE", "ERROR|Traceback", str(log)], a.repeat)
-            triage_s, triage_mib, out = best_of(
-                shlex.split(a.cmd) + ["triage", str(log), "--format", "json"], a.repeat
+            best = best_of_interleaved(
+                {
+                    "cat": ["cat", str(log)],
+                    "grep": ["grep", "-cE", "ERROR|Traceback", str(log)],
+                    "triage": shlex.split(a.cmd) + ["triage", str(log), "--format", "json"],
+                },
+                a.repeat,
             )
+            cat_s = best["cat"][0]
+            grep_s, grep_mib = best["grep"][0], best["grep"][1]
+            triage_s, triage_mib, out, triage_cpu = best["triage"]
             result = json.loads(out)
             fe = result.get("first_error") or {}
             rows.append(
@@ -82,6 +102,10 @@ def main() -> int:
                     "grep_s": grep_s,
                     "triage_s": triage_s,
                     "ratio": triage_s / grep_s,
+                    "cat_s": cat_s,
+                    "cat_ratio": triage_s / cat_s,
+                    "cpu_s": triage_cpu,
+                    "cpu_s_per_gb": triage_cpu / (mb / 1024),
                     "mb_per_s": mb / triage_s,
                     "peak_mib": triage_mib,
                     "grep_mib": grep_mib,
@@ -90,11 +114,15 @@ def main() -> int:
                     "category": fe.get("category"),
                 }
             )
-    header = "| log | size | lines | grep -cE | triage | triage/grep | throughput | peak RSS | phase | first error |\n"
-    header += "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n"
+    header = (
+        "| log | size | lines | grep -cE | triage | triage/grep | triage/cat | CPU-s/GB | throughput "
+        "| peak RSS | phase | first error |\n"
+    )
+    header += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n"
     body = "".join(
         f"| {r['log']} | {r['mb']:.0f} MB | {r['lines']:,} | {r['grep_s']:.2f} s | {r['triage_s']:.2f} s | "
-        f"{r['ratio']:.1f}× | {r['mb_per_s']:.0f} MB/s | {r['peak_mib']} MiB | {r['phase']} | "
+        f"{r['ratio']:.1f}× | {r['cat_ratio']:.0f}× | {r['cpu_s_per_gb']:.2f} | {r['mb_per_s']:.0f} MB/s "
+        f"| {r['peak_mib']} MiB | {r['phase']} | "
         f"line {r['first_error_line']} ({r['category']}) |\n"
         for r in rows
     )

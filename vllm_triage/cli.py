@@ -81,7 +81,56 @@ _emit_json = emit_json
 _use_colour = use_colour
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
+class LazyGroup(click.Group):
+    """A group whose commands in their own modules (vllm_triage.commands.COMMAND_MODULES) are
+    imported when named, not at start-up: `vllm-triage triage x.log` imports none of them.
+    `--help` lists them all, which imports them all (the listing needs their short help)."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(
+            {*super().list_commands(ctx), *(n for n in list(self.lazy) if self._load(n) is not None)}
+        )
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, cmd_name) or self._load(cmd_name)
+
+    def _load(self, name: str) -> click.Command | None:
+        module_name = self.lazy.get(name)
+        if module_name is None:
+            return self.commands.get(name)
+        import importlib
+
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            del self.lazy[name]  # not written yet
+            return None
+        command = module.command
+        del self.lazy[name]
+        self.add_command(command, name)
+        _decorate(command)
+        return command
+
+
+def _command_modules() -> dict[str, str]:
+    """Command name -> module: a module is named for its command (lnav_format: `lnav-format`)."""
+    from vllm_triage.commands import COMMAND_MODULES
+
+    return {name.rsplit(".", 1)[-1].replace("_", "-"): name for name in COMMAND_MODULES}
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=_command_modules(),
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EXIT_CODES_HELP,
+)
 @click.version_option(__version__, prog_name="vllm-triage")
 def cli() -> None:
     """Offline forensic analyzer for failed vLLM deployments."""
@@ -244,29 +293,22 @@ def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
         sys.exit(EXIT_INCOMPLETE)
 
 
-def _register_command_modules() -> None:
-    import importlib
-
-    from vllm_triage.commands import COMMAND_MODULES
-
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # not written yet
-            raise
-        cli.add_command(module.command)
+# Text wrapped to the width like triage (check prints commands to copy: not wrapped).
+_WIDTH_COMMANDS = ("diff", "series")
 
 
-_register_command_modules()
+def _decorate(command: click.Command) -> None:
+    """What every command gets once registered: -q/--quiet, and --width for the text commands."""
+    if isinstance(command, click.Group):
+        add_quiet_everywhere(command)
+    else:
+        group = click.Group(commands={command.name or "": command})
+        add_quiet_everywhere(group)
+    if command.name in _WIDTH_COMMANDS:
+        add_width(command)
+
+
 add_quiet_everywhere(cli)
-for _name in (
-    "diff",
-    "series",
-):  # text wrapped to the width like triage (check prints commands to copy: not wrapped)
-    if _name in cli.commands:
-        add_width(cli.commands[_name])
 
 
 def main() -> None:

@@ -23,7 +23,9 @@ def fail(file: str, message: str) -> RuleError:
 def read_toml(path: Path) -> dict[str, Any]:
     name = str(path)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        from vllm_triage.engine.cache import load_toml  # parsed once per file version, kept on disk
+
+        return load_toml(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise fail(name, f"cannot read ({exc})") from exc
     except tomllib.TOMLDecodeError as exc:

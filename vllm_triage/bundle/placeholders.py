@@ -66,6 +66,14 @@ def role_for(name: str, role: str | None) -> str:
 
 
 def find_placeholders(trial: Trial, data: ChecklistData) -> list[PlaceholderHit]:
+    """The placeholder lines of a trial, found once: `report` asks for them twice (its checklist
+    and its file list)."""
+    if trial._placeholder_hits is None:
+        trial._placeholder_hits = _find_placeholders(trial, data)
+    return list(trial._placeholder_hits)
+
+
+def _find_placeholders(trial: Trial, data: ChecklistData) -> list[PlaceholderHit]:
     hits: list[PlaceholderHit] = []
     for source in trial.sources:
         if source.role == "manifest":

@@ -41,6 +41,8 @@ class Trial:
     manifest_file: str | None = None
     notes: list[str] = field(default_factory=list)
     _texts: dict[str, tuple[str, bool]] = field(default_factory=dict, repr=False)
+    # Derived once and shared by the checklist and the report (bundle/placeholders.py).
+    _placeholder_hits: list[Any] | None = field(default=None, repr=False)
 
     def of_role(self, *roles: str) -> list[Source]:
         return [s for s in self.sources if s.role in roles]
@@ -95,7 +97,7 @@ def _label(path: str) -> str:
 
 def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> Trial:
     """One bundle (folder, archive, file, or - for stdin) as a trial. InputError only for unusable input."""
-    from vllm_triage.pipeline import fingerprint_sources, gather, triage
+    from vllm_triage.pipeline import fingerprint_sources, gather, triage_sources
     from vllm_triage.render.triage_json import triage_to_json
 
     spooled = None
@@ -107,20 +109,28 @@ def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | 
 
     sources = gather([path], stream())
     notes: list[str] = []
+    # One pass: the triage of the gathered sources carries their fingerprint (pipeline.triage_sources
+    # computes it), so the bundle is read, scanned and fingerprinted once, not gathered twice.
+    triaged = None
+    triage_note = None
     try:
-        found = fingerprint_sources(sources, rule_dirs)
-    except InputError as exc:
-        if exc.problem_id in ("empty-input", "binary-input", "corrupt-archive", "unreadable-path"):
-            raise
-        found = Fingerprint()
-        notes.append(f"no fingerprint: {exc.message}")
-    result: dict[str, Any] | None = None
-    try:
-        result = triage_to_json(triage([path], rule_dirs, stream()))
+        triaged = triage_sources(sources, rule_dirs)
     except InputError as exc:
         if exc.problem_id not in _NOT_A_LOG:
             raise
-        notes.append(f"no failure analysis: {exc.message}")
+        triage_note = f"no failure analysis: {exc.message}"
+    found = triaged.fingerprint if triaged is not None else None
+    if found is None:
+        try:
+            found = fingerprint_sources(sources, rule_dirs)
+        except InputError as exc:
+            if exc.problem_id in ("empty-input", "binary-input", "corrupt-archive", "unreadable-path"):
+                raise
+            found = Fingerprint()
+            notes.append(f"no fingerprint: {exc.message}")
+    if triage_note:
+        notes.append(triage_note)
+    result: dict[str, Any] | None = triage_to_json(triaged) if triaged is not None else None
     trial = Trial(_label(path), path, sources, found, Run(label=_label(path), path=path), result, notes=notes)
     _read_manifest(trial)
     _fill_run(trial)

@@ -10,6 +10,7 @@ import polars as pl
 import regex
 
 from vllm_triage.analysis.callpath import GENERIC_FUNCTIONS
+from vllm_triage.engine.literals import required_literals
 from vllm_triage.engine.matcher import compile_rules, unanchor
 from vllm_triage.engine.rules import FrameHint, Rule, RuleSet, is_engine_file, load_file
 from vllm_triage.errors import RuleError
@@ -85,7 +86,9 @@ def _stripped_messages(rules: list[Rule]) -> dict[str, str]:
     return dict(zip(lines, frame["message"].to_list(), strict=True))
 
 
-def _check_examples(rule: Rule, ruleset: RuleSet, prefilter: str, messages: dict[str, str]) -> list[str]:
+def _check_examples(
+    rule: Rule, ruleset: RuleSet, prefilter: str, messages: dict[str, str], gate: str = ""
+) -> list[str]:
     problems = []
     for example in rule.must_match:
         if not pl.Series([example]).str.contains(rule.pattern)[0]:
@@ -100,6 +103,11 @@ def _check_examples(rule: Rule, ruleset: RuleSet, prefilter: str, messages: dict
             if rule.kind != "noise" and not pl.Series([line]).str.contains(selector)[0]:
                 what = "the marker search" if rule.kind == "marker" else "the prefilter"
                 problems.append(f"{what} drops the example behind prefix {prefix!r}: {example!r}")
+                break
+            if gate and rule.kind != "noise" and not pl.Series([line]).str.contains(gate)[0]:
+                # The literal pass runs first on every line (engine/literals.py): a line it drops
+                # never reaches the patterns. A failure here is a bug in the literal extractor.
+                problems.append(f"the literal pass drops the example behind prefix {prefix!r}: {example!r}")
                 break
             message = messages[line]
             if not pl.Series([message]).str.contains(rule.pattern)[0]:
@@ -202,12 +210,24 @@ def check(extra_dirs: list[str] | None = None) -> tuple[list[Problem], int, int]
         if not pattern_problems:
             valid[rule.id] = rule
     ruleset = RuleSet(list(valid.values()), frames, order, [str(f) for f in files])
-    prefilter = compile_rules(ruleset).prefilter
+    compiled = compile_rules(ruleset)
+    gate = compiled.gate(frozenset())
     messages = _stripped_messages(list(valid.values()))
     for rule in valid.values():
         problems.extend(
-            Problem(rule.file, rule.id, p) for p in _check_examples(rule, ruleset, prefilter, messages)
+            Problem(rule.file, rule.id, p)
+            for p in _check_examples(rule, ruleset, compiled.prefilter, messages, gate)
         )
+        if rule.kind != "noise" and required_literals(rule.pattern) is None:
+            problems.append(
+                Problem(
+                    rule.file,
+                    rule.id,
+                    "no literal: no fixed text every match must contain, so the whole pattern runs "
+                    "on every line of a log (slower scans); give each alternative a fixed anchor",
+                    warning=True,
+                )
+            )
     problems.extend(check_frames(frames))
     for name in order:
         if not any(r.milestone == name for r in rules.values()):

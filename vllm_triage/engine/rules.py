@@ -224,8 +224,11 @@ def _frames_from_table(tables: list, file: str, foreign: bool = False) -> list[F
 @lru_cache(maxsize=256)
 def _parse_toml(name: str, mtime_ns: int, size: int) -> dict:
     """Parsed once per file version: every command loads the rules, and rules/ also holds the
-    other commands' TOML (compat, redact, recipes…), which pure-Python tomllib parses slowly."""
-    return tomllib.loads(Path(name).read_text(encoding="utf-8"))
+    other commands' TOML (compat, redact, recipes…), which pure-Python tomllib parses slowly; the
+    parsed document is also kept on disk for the next run (engine/cache.py)."""
+    from vllm_triage.engine.cache import load_toml
+
+    return load_toml(Path(name))
 
 
 def load_file(path: Path) -> tuple[list[Rule], list[FrameHint], list[str]]:

@@ -28,6 +28,9 @@ from vllm_triage.ingest import prefixes
 
 # Cheap test of a batch (Rust regex): only batches with something to undo go through Python.
 _NEEDS_WORK = r"\r[^\r]|^\S+ (?:stdout|stderr) P |^\s*[│┃║]"
+# What every line _NEEDS_WORK matches contains: a literal search, ~15× cheaper per line, that
+# leaves the exact test to the few lines it passes (most batches have none).
+_MAYBE_WORK = r"[\r│┃║]|std(?:out|err) P "
 # A tqdm / vLLM progress bar: `50%|███ | 2/4 [00:03<00:03, 1.52s/it]`, `50% Completed | 2/4 [...]`.
 _PROGRESS = re.compile(r"\d{1,3}%(?:\s*Completed)?\s*\||\|\s*\d+/\d+\s*\[|\d+/\d+ \[\d+:\d+|(?:it/s|s/it)\]")
 _CRI = re.compile(r"^(?P<ts>\S+) (?P<stream>stdout|stderr) (?P<tag>[PF]) (?P<body>.*)$")
@@ -47,7 +50,7 @@ def logical_lines(batches: Iterable[pl.Series]) -> Iterator[pl.Series]:
     """
     carry: list[str] = []
     for raw in batches:
-        if not carry and not raw.str.contains(_NEEDS_WORK).any():
+        if not carry and not _needs_work(raw):
             yield raw
             continue
         lines = carry + split_carriage_returns(raw.to_list())
@@ -57,6 +60,11 @@ def logical_lines(batches: Iterable[pl.Series]) -> Iterator[pl.Series]:
             yield pl.Series("raw", join_wrapped(lines[:cut]), dtype=pl.String)
     if carry:
         yield pl.Series("raw", join_wrapped(carry), dtype=pl.String)
+
+
+def _needs_work(raw: pl.Series) -> bool:
+    maybe = raw.str.contains(_MAYBE_WORK)
+    return bool(maybe.any()) and bool(raw.filter(maybe).str.contains(_NEEDS_WORK).any())
 
 
 def split_carriage_returns(lines: list[str]) -> list[str]:

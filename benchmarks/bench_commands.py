@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Every command on one bundle, as a ratio to `triage` of the same bundle, in one run.
+
+The bundle is built from a shipped sample (its launch command, nvidia-smi, bundle.toml) with a
+large generated serving log in front of the sample's own log, so the failure stays the sample's
+and the log is big enough for a second pass over it to show:
+  triage · check · report --format md · report --format json · fingerprint
+Each command runs --repeat times, the commands in turns (a burst of load on a shared machine hits
+them alike); the best wall and CPU time of each is kept and divided by triage's.
+
+Usage: benchmarks/bench_commands.py [--size-mb 256] [--sample kv-cache-too-small] [--out DIR]
+                                    [--maker PATH] [--cmd vllm-triage] [--repeat 3]
+Writes a Markdown table to stdout and to DIR/commands.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import tomllib
+from bench_triage import DEFAULT_MAKER, HERE, run
+
+COMMANDS = {
+    "triage": ["triage", "--format", "json"],
+    "check": ["check", "--format", "json"],
+    "report md": ["report", "--format", "md"],
+    "report json": ["report", "--format", "json"],
+    "fingerprint": ["fingerprint", "--format", "json"],
+}
+
+
+def build_bundle(out_dir: Path, sample: Path, size_mb: int, maker: str) -> Path:
+    """A copy of the sample with a big serving log ahead of the sample's log (cached in out_dir)."""
+    bundle = out_dir / f"bundle-{sample.name}-{size_mb}mb"
+    if bundle.exists():
+        return bundle
+    manifest = tomllib.loads((sample / "bundle.toml").read_text(encoding="utf-8"))
+    log_name = next(f["path"] for f in manifest.get("file", []) if f.get("role") == "vllm_log")
+    big = out_dir / f"big-{size_mb}mb-none.log"
+    if not big.exists():
+        subprocess.run(
+            [sys.executable, maker, str(big), "--size-mb", str(size_mb), "--failure", "none"], check=True
+        )
+    partial = bundle.with_name(bundle.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(sample, partial)
+    with open(partial / log_name, "wb") as log:
+        for part in (big, sample / log_name):
+            with open(part, "rb") as src:
+                shutil.copyfileobj(src, log, 16 * 1024 * 1024)
+    partial.rename(bundle)
+    return bundle
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size-mb", type=int, default=256)
+    ap.add_argument("--sample", default="kv-cache-too-small")
+    ap.add_argument("--out", default=str(HERE / "out"))
+    ap.add_argument("--maker", default=str(DEFAULT_MAKER))
+    ap.add_argument("--cmd", default="vllm-triage")
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    out_dir = Path(a.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sample = HERE.parent / "samples" / a.sample
+    if not (sample / "bundle.toml").is_file():
+        print(f"no sample bundle at {sample}", file=sys.stderr)
+        return 2
+    if not Path(a.maker).is_file():
+        print(f"log generator not found: {a.maker}", file=sys.stderr)
+        return 2
+    bundle = build_bundle(out_dir, sample, a.size_mb, a.maker)
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in COMMANDS}
+    for _ in range(a.repeat):
+        for name, args in COMMANDS.items():
+            argv = shlex.split(a.cmd) + [args[0], str(bundle), *args[1:]]
+            wall, _rss, _out, cpu = run(argv)
+            runs[name].append((wall, cpu))
+    best = {name: (min(w for w, _ in rs), min(c for _, c in rs)) for name, rs in runs.items()}
+    base_wall, base_cpu = best["triage"]
+    rows = [
+        {"command": name, "wall_s": w, "cpu_s": c, "wall_ratio": w / base_wall, "cpu_ratio": c / base_cpu}
+        for name, (w, c) in best.items()
+    ]
+    table = f"bundle: {bundle.name} ({a.size_mb} MB log), best of {a.repeat}\n\n"
+    table += "| command | wall | CPU | wall / triage | CPU / triage |\n|---|---:|---:|---:|---:|\n"
+    table += "".join(
+        f"| {r['command']} | {r['wall_s']:.2f} s | {r['cpu_s']:.2f} s | {r['wall_ratio']:.2f}× "
+        f"| {r['cpu_ratio']:.2f}× |\n"
+        for r in rows
+    )
+    print(table)
+    (out_dir / "commands.md").write_text(table, encoding="utf-8")
+    (out_dir / "commands.json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
