@@ -112,3 +112,28 @@ def test_a_host_only_snapshot_needs_only_the_host_nvidia_smi(tmp_path: Path) -> 
     empty.mkdir()
     missing = CliRunner().invoke(cli, ["collect", "--out", str(tmp_path / "c")], env={"PATH": str(empty)})
     assert missing.exit_code == 1 and "host.nvidia-smi: missing" in missing.stderr
+
+
+def test_a_log_that_is_a_fifo_or_a_device_is_a_failed_step_not_a_hang(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "server.log"
+    os.mkfifo(fifo)
+    for given in (fifo, Path("/dev/zero")):
+        out = tmp_path / f"out-{given.name}"
+        result = CliRunner().invoke(
+            cli, ["collect", "--log", str(given), "--out", str(out), "--format", "json"]
+        )
+        steps = {s["name"]: s for s in json.loads(result.stdout)["steps"]}
+        step = steps[f"log.{given.name}"]
+        assert step["status"] == "failed" and "not a regular file" in step["reason"]
+        assert not (out / "logs" / given.name).exists()
+
+
+def test_a_log_is_copied_as_utf8_text_streamed(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_bytes(b"INFO ok\n\xff broken\n" * 200_000)
+    out = tmp_path / "out"
+    CliRunner().invoke(cli, ["collect", "--log", str(log), "--out", str(out)])
+    copied = (out / "logs" / "server.log").read_bytes()
+    assert copied == "INFO ok\n\ufffd broken\n".encode() * 200_000

@@ -12,6 +12,7 @@ the launch command): `vllm-triage redact` makes the copy to share.
 
 from __future__ import annotations
 
+import codecs
 import os
 import shlex
 import shutil
@@ -25,6 +26,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from vllm_triage.bundle.outdir import SafeTree
+from vllm_triage.errors import InputError
+from vllm_triage.ingest.limits import LIMITS, human
+from vllm_triage.ingest.readers import open_regular
 
 DEFAULT_TIMEOUT_S = 60.0
 STATUSES = ("ok", "failed", "timeout", "missing")
@@ -228,7 +232,7 @@ class Collector:
         started = time.monotonic()
         command = f"read {source}"
         try:
-            data = source.read_bytes()
+            self._copy_text(source, output)
         except FileNotFoundError:
             step = Step(
                 name,
@@ -247,12 +251,27 @@ class Collector:
                 time.monotonic() - started,
                 f"cannot read {source}: {exc.strerror or exc}",
             )
+        except InputError as exc:  # a FIFO, a device, a socket, or more than --max-input
+            step = Step(name, command, "failed", None, time.monotonic() - started, str(exc))
         else:
-            self.write_text(output, data.decode("utf-8", errors="replace"))
             step = Step(name, command, "ok", None, time.monotonic() - started, output=output)
             self.add_file(output, role)
         self.result.steps.append(step)
         return step
+
+    def _copy_text(self, source: Path, output: str) -> None:
+        """The file as UTF-8 text, streamed through the bounded reader: only a regular file is
+        read (a FIFO would block, /dev/zero never ends), at most --max-input bytes of it."""
+        source.stat()  # a missing file is `missing` (FileNotFoundError), not a failure
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        read = 0
+        with open_regular(str(source)) as handle, self.tree.open_write(output) as sink:
+            while block := handle.read(1024 * 1024):
+                read += len(block)
+                if read > LIMITS.max_input:
+                    raise InputError("input-too-large", f"{source} holds more than {human(LIMITS.max_input)}")
+                sink.write(decoder.decode(block).encode("utf-8"))
+            sink.write(decoder.decode(b"", final=True).encode("utf-8"))
 
     def record(self, name: str, what: str, output: str, role: str, text: str) -> Step:
         self.write_text(output, text)

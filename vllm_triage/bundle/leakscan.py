@@ -18,17 +18,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from vllm_triage.bundle import detect, leakscan_entropy, redact_rules
+from vllm_triage.bundle import detect, leakscan_entropy, prefilter, redact_rules
 from vllm_triage.bundle.layout import is_archive
 from vllm_triage.bundle.redact_disguise import Wraps
 from vllm_triage.bundle.redact_rules import RedactRules
-from vllm_triage.bundle.textio import iter_blocks, open_maybe_gzip
+from vllm_triage.bundle.textio import LineCuts, capped_blocks, open_maybe_gzip, utf8_chunks, windowed
 from vllm_triage.ingest.decode import SNIFF_BYTES, detect_encoding, is_binary
+from vllm_triage.ingest.limits import LIMITS, MiB
 
 NAMES_FILE = "(file names)"
 _ARCHIVE_NAME_HIDDEN = "(member)"  # a member's name may be the secret: never shown
 MAX_ARCHIVE_MEMBERS = 100_000
-MAX_TAR_MEMBER_BYTES = 256 * 1024 * 1024  # larger: not scanned, so the output fails (fail closed)
+MAX_TAR_MEMBER_BYTES = 256 * 1024 * 1024
+SCAN_LINE = 64 * MiB
+READ_CHUNK = 1 * MiB  # larger: not scanned, so the output fails (fail closed)
 
 
 def _archive_members(path: Path) -> Iterator[tuple[str, Callable[[], BinaryIO]]]:
@@ -77,6 +80,16 @@ class LeakScanner:
         self._wraps = Wraps(self._chosen, self._classifier.kind_of)
         # Searched anywhere, even inside a longer word: stricter than the redaction's sweep on purpose.
         self._known = dict.fromkeys((v for v in known if v), "known-secret")
+        self._known_list = list(self._known)
+        self.triggers = prefilter.triggers_of(self._chosen, keywords=leakscan_entropy.HINTS)
+        self.prefilter = prefilter.Prefilter(self.triggers)
+
+    def know(self, values: Iterable[str]) -> None:
+        """Add secret values seen meanwhile (searched anywhere, like those given at the start)."""
+        for value in values:
+            if value and value not in self._known:
+                self._known[value] = "known-secret"
+        self._known_list = list(self._known)
 
     def scan_text(self, text: str, file: str = "", first_line: int = 1) -> list[Leak]:
         scan = detect.neutralise(text)
@@ -124,8 +137,56 @@ class LeakScanner:
             # decodes every byte, so offsets never fail.
             encoding = "latin-1"
         leaks: list[Leak] = []
-        for block, first_line in iter_blocks(stream, encoding):
-            leaks.extend(self.scan_text(block, name, first_line))
+        # Lines as long as any the redaction writes are read whole; a longer one (in a binary
+        # file copied as it is) is read up to SCAN_LINE and fails the scan: unread is unsafe.
+        cuts = LineCuts(max(LIMITS.max_line, SCAN_LINE))
+        blocks = capped_blocks(utf8_chunks(stream, encoding, READ_CHUNK), cuts)
+        for block, windows, first_line, _found in windowed(blocks, self.prefilter, lambda: self._known_list):
+            leaks.extend(self._scan_windows(block, windows, name, first_line))
+        leaks.extend(Leak(name, line, "line-too-long", "unscanned-line") for line in cuts.first)
+        return leaks
+
+    def scan_written(
+        self,
+        block: bytes,
+        shared: prefilter.Prefilter,
+        found: list[int],
+        around: list[prefilter.Window],
+        name: str,
+        first_line: int,
+        known: list[str],
+    ) -> list[Leak]:
+        """The scan of one block as the redaction writes it, without reading the file again: the
+        bytes it copied are the input's, whose triggers (`found`, mapped to this block) the
+        redaction searched with `shared` — a prefilter that holds this scanner's triggers too;
+        `around` are the spans it rewrote, read with the lines about them. `known`: the secret
+        values known when it wrote (redact_copy scans for later ones at the end)."""
+        return self._scan_windows(block, shared.windows_of(block, found, around, known), name, first_line)
+
+    def _scan_windows(
+        self, block: bytes, windows: list[prefilter.Window], name: str, first_line: int
+    ) -> list[Leak]:
+        leaks: list[Leak] = []
+        line, position = first_line, 0
+        for start, end in windows:
+            line += block.count(b"\n", position, start)
+            leaks.extend(self.scan_text(block[start:end].decode("utf-8", "replace"), name, line))
+            position = start
+        return leaks
+
+    def scan_literals(self, path: Path, name: str, values: list[str]) -> list[Leak]:
+        """Only the given values, anywhere in a file (those learned after it was written)."""
+        leaks: list[Leak] = []
+        with open_maybe_gzip(path) as stream:
+            for block, line in capped_blocks(
+                utf8_chunks(stream, "utf-8"), LineCuts(max(LIMITS.max_line, SCAN_LINE))
+            ):
+                for value in values:
+                    at = block.find(value.encode("utf-8"))
+                    if at >= 0:
+                        leaks.append(
+                            Leak(name, line + block.count(b"\n", 0, at), "known-secret", "known-secret")
+                        )
         return leaks
 
     def _scan_archive(self, path: Path, name: str) -> list[Leak]:

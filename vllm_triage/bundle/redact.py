@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from vllm_triage.bundle import detect, redact_rules
+from vllm_triage.bundle import detect, prefilter, redact_rules
 from vllm_triage.bundle.detect import Classifier, Find
 from vllm_triage.bundle.redact_disguise import Wraps
 from vllm_triage.bundle.redact_rules import MASK_FLAGS, RedactRules
@@ -111,6 +111,9 @@ class Redactor:
         self._numbers: Counter[tuple[str, str]] = Counter()
         self._sweep_secrets: dict[str, str] = {}
         self._sweep_hosts: dict[str, str] = {}
+        self._literals: list[str] = []
+        # Where in a block the rules can match at all (prefilter.py): built once per rule set.
+        self.prefilter = prefilter.Prefilter(prefilter.triggers_of(self._secret_rules, self._mask_rules))
         self.max_recorded = max_recorded
         self.redactions: list[Redaction] = []
         self.unrecorded = 0
@@ -146,7 +149,27 @@ class Redactor:
         pieces.append(text[position:])
         return "".join(pieces)
 
+    def learn_text(self, text: str) -> None:
+        """Pass 1 over a text of any size: only the windows the prefilter finds are read by the
+        rules (the same finds as `learn`, at the prefilter's speed instead of the rules')."""
+        for window in self._windows(text):
+            self.learn(window)
+
+    def _windows(self, text: str) -> list[str]:
+        if len(text) < 64 * 1024:
+            return [text]
+        data = text.encode("utf-8", "replace")
+        windows, _cut, _found = self.prefilter.windows(data, self.sweep_literals(), final=True)
+        return [data[start:end].decode("utf-8") for start, end in windows]
+
     # ------------------------------------------------------------------ what the report needs
+
+    def sweep_literals(self) -> list[str]:
+        """The values replaced wherever they stand (known secrets, and hosts when masked): the
+        prefilter must treat each as a trigger, since a line holding one needs the rules."""
+        if len(self._literals) != len(self._sweep_secrets) + len(self._sweep_hosts):
+            self._literals = [*self._sweep_secrets, *self._sweep_hosts]
+        return self._literals
 
     def known_secrets(self) -> set[str]:
         """Secret values seen (in memory only, for the leak scan of binary files and of the output)."""

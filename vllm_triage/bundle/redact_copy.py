@@ -16,20 +16,25 @@ import gzip
 import json
 import shutil
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from vllm_triage.bundle import redact_rules
 from vllm_triage.bundle.layout import BundleFile, describe, prepare_out_dir
-from vllm_triage.bundle.leakscan import Leak, LeakScanner
+from vllm_triage.bundle.leakscan import NAMES_FILE, Leak, LeakScanner
 from vllm_triage.bundle.outdir import SafeTree
+from vllm_triage.bundle.prefilter import HitCache, Prefilter, Window, combined
 from vllm_triage.bundle.redact import MaskOptions, Redactor
-from vllm_triage.bundle.textio import iter_blocks
+from vllm_triage.bundle.textio import LineCuts, capped_blocks, utf8_chunks, windowed
+from vllm_triage.ingest.limits import LIMITS
 from vllm_triage.ingest.sources import collect
 
 REPORT_NAME = "redaction-report.json"
+# Bytes read at a time (a block of lines is about this large): small enough to stay in the CPU's
+# caches and out of the kernel's page-fault path (16 MiB blocks cost 3 times the system time).
+READ_CHUNK = 1024 * 1024
 SCHEMA = "vllm-triage.redaction/1"
 NO_MASKS = MaskOptions()
 
@@ -43,11 +48,14 @@ class FileOutcome:
     secrets: int = 0
     masks: int = 0
     note: str = ""
+    lines_cut: int = 0  # lines longer than --max-line, written cut to it
 
     def to_json(self) -> dict:
         data = {"path": self.path, "status": self.status, "secrets": self.secrets, "masks": self.masks}
         if self.note:
             data["note"] = self.note
+        if self.lines_cut:
+            data["lines_cut"] = self.lines_cut
         return data
 
 
@@ -117,22 +125,38 @@ def redact_bundle(
     """Write the redacted copy of `given` into `out`; raises InputError / OutputError / RuleError."""
     rules = redact_rules.load(rule_dirs) if rule_dirs else redact_rules.builtin()
     redactor = Redactor(rules, masks=masks, disabled=disabled)
+    scan = _WrittenScan(LeakScanner(rules))
+    # One search serves the redaction and, for what it writes, the leak scan (scan_written).
+    redactor.prefilter = Prefilter(combined(redactor.prefilter.triggers, scan.scanner.triggers))
     files = sorted((describe(s) for s in collect([given], stdin)), key=lambda f: f.name)
     out_root = prepare_out_dir(out, [given], force)
     tree = SafeTree(out_root, out)
+    caches: dict[str, HitCache] = {}
     for item in files:
         # A name can hold a secret too (`requests/hf_….txt`): it is learned and redacted like text.
         redactor.learn(item.name)
         if item.kind == "text" and item.rel is not None:
+            cache = caches[item.name] = HitCache()
             with item.source.open() as stream:
-                for block, _line in iter_blocks(stream, item.encoding or "utf-8"):
-                    redactor.learn(block)
+                cuts = LineCuts(LIMITS.max_line)
+                for block, windows, _line, _found in _windows(stream, item, cuts, redactor, list, cache):
+                    for start, end in windows:
+                        redactor.learn(block[start:end].decode("utf-8"))
     redactor.learn(given)
-    outcomes = [_write(item, tree, redactor, drop_binary) for item in files]
+    outcomes = [_write(item, tree, redactor, drop_binary, caches.get(item.name), scan) for item in files]
     shown_input = redactor.redact(given, file="(input)")
     result = RedactionResult(shown_input, out_root, masks, redactor.disabled, drop_binary, outcomes, redactor)
-    scanner = LeakScanner(rules, redactor.known_secrets())
-    result.leaks = scanner.scan_tree(out_root, skip={REPORT_NAME})
+    known = redactor.known_secrets()
+    scanner = LeakScanner(rules, known)
+    # Files written here were scanned as they were written; everything else in --out (binary
+    # copies, files left there before --force) and every name is read now.
+    leaks = scanner.scan_tree(out_root, skip={REPORT_NAME, *scan.leaks})
+    for name, file_leaks in scan.leaks.items():
+        leaks.extend(file_leaks)
+        later = sorted(known - scan.known_then[name])  # learned after this file was written
+        if later:
+            leaks.extend(scanner.scan_literals(out_root / name, name, later))
+    result.leaks = sorted(leaks, key=lambda leak: (leak.file != NAMES_FILE, leak.file, leak.line))
     report = json.dumps(result.to_json(), indent=2, ensure_ascii=False)
     # The report is part of what gets shared: it passes the same scan.
     report_leaks = scanner.scan_text(report, REPORT_NAME)
@@ -149,7 +173,23 @@ def _redacted_rel(rel: PurePosixPath, redactor: Redactor) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
-def _write(item: BundleFile, tree: SafeTree, redactor: Redactor, drop_binary: bool) -> FileOutcome:
+@dataclass
+class _WrittenScan:
+    """The leak scan of the files redact writes, done on the bytes as they are written."""
+
+    scanner: LeakScanner
+    leaks: dict[str, list[Leak]] = field(default_factory=dict)
+    known_then: dict[str, set[str]] = field(default_factory=dict)
+
+
+def _write(
+    item: BundleFile,
+    tree: SafeTree,
+    redactor: Redactor,
+    drop_binary: bool,
+    cache: HitCache | None,
+    scan: _WrittenScan,
+) -> FileOutcome:
     if item.rel is None:
         return FileOutcome(
             redactor.redact(item.source.name, file="(file names)"),
@@ -180,18 +220,95 @@ def _write(item: BundleFile, tree: SafeTree, redactor: Redactor, drop_binary: bo
             )
         return FileOutcome(name, "empty")
     before = Counter({(cat, kind): n for (f, cat, kind), n in redactor.counts.items() if f == name})
+    cuts = LineCuts(LIMITS.max_line)
+    known = redactor.known_secrets()
+    scan.scanner.know(known)
+    scan.known_then[name], leaks = known, scan.leaks.setdefault(name, [])
+    lines_lost = 0  # lines a redaction joined (a key block becomes one placeholder)
     with item.source.open() as stream, _open_output(tree, rel, item.gzipped) as sink:
-        for block, first_line in iter_blocks(stream, item.encoding or "utf-8"):
-            sink.write(redactor.redact(block, name, first_line).encode("utf-8"))
+        for block, windows, first_line, found in _windows(
+            stream, item, cuts, redactor, redactor.sweep_literals, cache.replay() if cache else None
+        ):
+            written, copied_hits, rewritten = _redacted_block(
+                block, windows, found, redactor, name, first_line
+            )
+            sink.write(written)
+            leaks.extend(
+                scan.scanner.scan_written(
+                    written,
+                    redactor.prefilter,
+                    copied_hits,
+                    rewritten,
+                    name,
+                    first_line - lines_lost,
+                    list(known),
+                )
+            )
+            if windows:
+                lines_lost += block.count(b"\n") - written.count(b"\n")
     after = Counter({(cat, kind): n for (f, cat, kind), n in redactor.counts.items() if f == name})
     added = after - before
     secrets = sum(n for (cat, _), n in added.items() if cat == "secret")
     masked = sum(n for (cat, _), n in added.items() if cat == "mask")
-    note = (
-        "" if (item.encoding or "utf-8").startswith("utf-8") else f"re-encoded from {item.encoding} to UTF-8"
+    notes = (
+        []
+        if (item.encoding or "utf-8").startswith("utf-8")
+        else [f"re-encoded from {item.encoding} to UTF-8"]
     )
-    status = "redacted" if secrets or masked or rel != item.rel else "unchanged"
-    return FileOutcome(name, status, secrets, masked, note)
+    if cuts.count:
+        notes.append(cuts.note())
+    status = "redacted" if secrets or masked or rel != item.rel or cuts.count else "unchanged"
+    return FileOutcome(name, status, secrets, masked, "; ".join(notes), cuts.count)
+
+
+def _redacted_block(
+    block: bytes, windows: list[Window], found: list[int], redactor: Redactor, name: str, first_line: int
+) -> tuple[bytes, list[int], list[Window]]:
+    """(the block as written, its trigger offsets in the bytes copied as they are, the spans
+    rewritten): bytes outside every window hold nothing any rule could match and are copied;
+    the offsets and spans are in the written block, for the leak scan."""
+    if not windows:
+        return block, found, []
+    view = memoryview(block)
+    parts: list[bytes | memoryview] = []
+    copied_hits: list[int] = []
+    rewritten: list[Window] = []
+    position = length = 0
+    line = first_line
+    hits = iter(found)
+    hit = next(hits, None)
+    for start, end in [*windows, (len(block), len(block))]:
+        parts.append(view[position:start])
+        while hit is not None and hit < end:
+            if hit < start:
+                copied_hits.append(length + hit - position)
+            hit = next(hits, None)
+        length += start - position
+        if start == end:
+            break
+        line += block.count(b"\n", position, start)
+        clean = redactor.redact(block[start:end].decode("utf-8"), name, line).encode("utf-8")
+        rewritten.append((length, length + len(clean)))
+        parts.append(clean)
+        length += len(clean)
+        line += block.count(b"\n", start, end)
+        position = end
+    return b"".join(parts), copied_hits, rewritten
+
+
+def _windows(
+    stream: BinaryIO,
+    item: BundleFile,
+    cuts: LineCuts,
+    redactor: Redactor,
+    literals: Callable[[], list[str]],
+    cache: HitCache | None,
+) -> Iterator[tuple[bytes, list[Window], int, list[int]]]:
+    """The file as UTF-8 blocks of lines capped at --max-line, each with the windows the rules
+    must read. The learning and the writing pass read the very same blocks and windows (the
+    writing pass adds the lines holding a value learned elsewhere)."""
+    blocks = capped_blocks(utf8_chunks(stream, item.encoding or "utf-8", READ_CHUNK), cuts)
+    return windowed(blocks, redactor.prefilter, literals, cache)
 
 
 @contextlib.contextmanager
@@ -210,6 +327,6 @@ def _copy_as_is(item: BundleFile, tree: SafeTree, rel: PurePosixPath) -> None:
         with open(item.original, "rb") as source, tree.open_write(rel) as sink:
             shutil.copyfileobj(source, sink)  # the bytes on disk, compression included
         return
-    data = item.source.read_bytes()
-    with _open_output(tree, rel, item.gzipped) as sink:
-        sink.write(data)
+    # An archive member: streamed (through the bounded reader), never read whole.
+    with item.source.open() as source, _open_output(tree, rel, item.gzipped) as sink:
+        shutil.copyfileobj(source, sink, 1024 * 1024)

@@ -40,7 +40,7 @@ def _learn(redactor: Redactor, trials: list[Trial]) -> None:
                 # redacted on their own; a log names secrets in its first lines (arguments, env).
                 text = text[:LOG_LEARN_CHARS]
             if text:
-                redactor.learn(text)
+                redactor.learn_text(text)
 
 
 def _walk(value: Any, redactor: Redactor, path: str) -> Any:

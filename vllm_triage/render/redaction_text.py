@@ -34,7 +34,7 @@ def render_redaction_text(report: dict) -> str:
             "archive-left-out",
             "skipped-unsafe-path",
             "superseded",
-        ):
+        ) or entry.get("lines_cut"):
             lines.append(f"  {entry['path']}: {entry.get('note', entry['status'])}")
     leak_scan = report["leak_scan"]
     if leak_scan["status"] == "pass":
