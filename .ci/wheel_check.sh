@@ -50,6 +50,9 @@ sample_dir="$("$bin" triage --sample request-illegal-access --format json \
   | python3 -c 'import json, os, sys; print(os.path.dirname(json.load(sys.stdin)["inputs"][0]["path"]))')"
 step "report --format html from the wheel's templates" \
   bash -c "'$bin' report --format html -o report.html '$sample_dir' && grep -q '<svg id=\"timeline\"' report.html"
+step "report: the bug form field by field from the wheel's templates" \
+  bash -c "'$bin' report '$sample_dir' | grep -q '^## 3. 🐛 Describe the bug — \`--field bug\`' \
+&& '$bin' report --field bug '$sample_dir' | grep -q '^\*\*First error\*\*'"
 step "schema triage is valid JSON" bash -c "'$bin' schema triage | python3 -m json.tool >/dev/null"
 step "lnav-format is valid JSON" bash -c "'$bin' lnav-format | python3 -m json.tool >/dev/null"
 step "a usage error is one line and exit 2" \

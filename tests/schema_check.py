@@ -27,3 +27,19 @@ def validate_payload(payload: Any, where: str) -> str | None:
         raise AssertionError(f"{where} does not validate against schemas/{name}.json: {shown}")
     CHECKED[name] = CHECKED.get(name, 0) + 1
     return name
+
+
+def validate_output(stdout: str | bytes, where: str) -> str | None:
+    """A child process's standard output, validated when it is a JSON payload with a published
+    schema (the conftest hook sees only CliRunner's; tests that run the real program call this)."""
+    import json
+
+    text = stdout.decode("utf-8", "replace") if isinstance(stdout, bytes) else stdout
+    stripped = text.lstrip()
+    if stripped[:1] not in ("{", "["):
+        return None
+    try:
+        payload = json.loads(stripped)
+    except ValueError:
+        return None
+    return validate_payload(payload, where)

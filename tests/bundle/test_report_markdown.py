@@ -1,6 +1,7 @@
-"""`vllm-triage report --format md|json`: the Markdown follows vLLM's bug-report form
-(.github/ISSUE_TEMPLATE/400-bug-report.yml) and pastes cleanly into a GitHub issue; the JSON is the
-same data; secrets are redacted by default and the leak scan refuses a report that still holds one."""
+"""`vllm-triage report --format md|json`: the Markdown gives vLLM's bug-report form
+(.github/ISSUE_TEMPLATE/400-bug-report.yml) its fields one block at a time, each pasting cleanly
+into GitHub; the JSON is the same data; secrets are redacted by default and the leak scan refuses
+a report that still holds one. The form's fitting to GitHub's limit: test_report_form.py."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from click.testing import CliRunner
 
 from vllm_triage.cli import cli
 
-# The form's sections, in order, as GitHub renders a submitted form (### heading per field).
-FORM_SECTIONS = [
-    "### Your current environment",
-    "### 🐛 Describe the bug",
-    "### Before submitting a new issue...",
+# The guide's headings: one per field of the form, in the form's order, then the checkbox.
+FORM_HEADINGS = [
+    "## 1. Title — `--field title`",
+    "## 2. Your current environment — `--field environment`",
+    "## 3. 🐛 Describe the bug — `--field bug`",
+    "## 4. Before submitting a new issue...",
 ]
 COLLECT_ENV_DETAILS = "<details>\n<summary>The output of <code>python collect_env.py</code></summary>"
 API_KEY = "sk-local-5f2e9a7c1b3d77aa"
@@ -67,7 +69,14 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def sections(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("### ")]
+    return [line for line in text.splitlines() if line.startswith("## ")]
+
+
+def field(*args: str) -> str:
+    """One field's body as `report --field NAME` prints it."""
+    result = run("report", "--field", *args)
+    assert result.exit_code == 0, result.output
+    return result.output
 
 
 def outside_code(text: str) -> str:
@@ -87,19 +96,21 @@ def outside_code(text: str) -> str:
     return "\n".join(out)
 
 
-def test_sections_of_the_bug_form(bundles: dict[str, Path]) -> None:
+def test_one_block_per_field_of_the_bug_form(bundles: dict[str, Path]) -> None:
     result = run("report", str(bundles["one"]))
     assert result.exit_code == 0, result.output
     text = result.output
-    assert sections(text) == FORM_SECTIONS
-    assert COLLECT_ENV_DETAILS in text
-    assert text.startswith("<!-- Suggested title: [Bug]: ")
-    assert "- [ ] Make sure you already searched for relevant issues" in text
+    assert sections(text) == FORM_HEADINGS
+    assert "open **New issue → 🐛 Bug report**" in text
+    assert field("environment", str(bundles["one"])).startswith(COLLECT_ENV_DETAILS)
+    assert field("title", str(bundles["one"])).startswith("[Bug]: ")
+    assert "Tick the box yourself" in text
 
 
 def test_environment_is_collect_env_as_pasted(bundles: dict[str, Path]) -> None:
     text = run("report", str(bundles["one"])).output
-    environment = text.split("### Your current environment", 1)[1].split("### 🐛 Describe the bug", 1)[0]
+    environment = field("environment", str(bundles["one"]))
+    assert environment.rstrip() in text  # the block of the guide is the field, whole
     assert "```text\nCollecting environment information..." in environment
     assert "vLLM Version: 0.10.2" in environment
     assert "Your output of `python collect_env.py` here" not in text  # never the template's placeholder
@@ -107,10 +118,9 @@ def test_environment_is_collect_env_as_pasted(bundles: dict[str, Path]) -> None:
 
 
 def test_bug_section_holds_command_request_and_full_error_block(bundles: dict[str, Path]) -> None:
-    text = run("report", str(bundles["one"])).output
-    bug = text.split("### 🐛 Describe the bug", 1)[1]
+    bug = field("bug", str(bundles["one"]))
     assert (
-        "**Minimal launch command** (`command.sh`, as kept in the bundle):\n\n```sh\ndocker run -d --name vllm-qwen"
+        "**Launch command** (`command.sh`, as kept in the bundle):\n\n```sh\ndocker run -d --name vllm-qwen"
         in bug
     )
     assert "**Request** (`request.sh`):\n\n```sh\ncurl -sS -m 120" in bug
@@ -125,11 +135,12 @@ def test_bug_section_holds_command_request_and_full_error_block(bundles: dict[st
     assert "Later errors are consequences of this one" in bug
     assert "EngineDeadError" in bug.split("Later errors are consequences", 1)[1]
     assert "**What was tried:** one run only" in bug
+    # The command is the one kept, not one anybody made minimal: the report does not call it that.
+    assert "inimal" not in bug
 
 
 def test_what_was_tried_for_two_runs(bundles: dict[str, Path]) -> None:
-    text = run("report", str(bundles["t1"]), str(bundles["t2"])).output
-    assert sections(text) == FORM_SECTIONS
+    text = field("bug", str(bundles["t1"]), str(bundles["t2"]))
     tried = text.split("**What was tried, one variable at a time:**", 1)[1]
     rows = [line for line in tried.splitlines() if line.startswith("| T")]
     assert rows[0].startswith("| T1 | t1 base | (first) | passed |")
@@ -138,12 +149,13 @@ def test_what_was_tried_for_two_runs(bundles: dict[str, Path]) -> None:
     )
     assert "more than one variable" not in rows[1]
     # The report is about the run that failed.
-    assert "<!-- Suggested title: [Bug]: RuntimeError: CUDA error: an illegal memory access" in text
+    title = field("title", str(bundles["t1"]), str(bundles["t2"]))
+    assert title.startswith("[Bug]: RuntimeError: CUDA error: an illegal memory access")
 
 
 def test_pastes_cleanly(bundles: dict[str, Path]) -> None:
-    for name in ("one", "ticks"):
-        text = run("report", str(bundles[name])).output
+    for name, part in [(n, p) for n in ("one", "ticks") for p in ("environment", "bug")]:
+        text = field(part, str(bundles[name]))
         prose = outside_code(text)
         # A placeholder outside code would be taken for an HTML tag by GitHub and vanish.
         assert "<redacted" not in prose
@@ -154,9 +166,11 @@ def test_pastes_cleanly(bundles: dict[str, Path]) -> None:
 
 
 def test_backticks_in_an_artefact_do_not_close_the_fence(bundles: dict[str, Path]) -> None:
-    text = run("report", str(bundles["ticks"])).output
+    text = field("bug", str(bundles["ticks"]))
     assert "````sh\n#!/usr/bin/env bash" in text  # a longer fence around a command holding ```
     outside_code(text)  # every fence closes
+    # The guide's block around the field is longer still.
+    assert "`````markdown\n" in run("report", str(bundles["ticks"])).output
 
 
 def test_secrets_are_redacted_by_default(bundles: dict[str, Path]) -> None:
@@ -213,7 +227,7 @@ def test_output_file_and_inputs_untouched(bundles: dict[str, Path], tmp_path: Pa
     target = tmp_path / "issue.md"
     result = CliRunner().invoke(cli, ["report", "-o", str(target), str(bundles["one"])])
     assert result.exit_code == 0 and result.stdout == ""
-    assert target.read_text().startswith("<!-- Suggested title")
+    assert target.read_text().startswith("<!-- vllm-triage report")
     assert sorted(p.name for p in bundles["one"].iterdir()) == before
 
 

@@ -31,13 +31,18 @@ RunCli = Callable[..., Result]
 def run_process(
     *args: str | Path, stdin: bytes | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess:
-    """The real program in a child process: a hang becomes a test failure, not a stuck suite."""
-    return subprocess.run(
+    """The real program in a child process: a hang becomes a test failure, not a stuck suite; a
+    JSON payload it prints is validated against its published schema."""
+    from schema_check import validate_output
+
+    done = subprocess.run(
         [sys.executable, "-m", "vllm_triage", *(str(a) for a in args)],
         input=stdin,
         capture_output=True,
         timeout=timeout,
     )
+    validate_output(done.stdout, f"stdout of `python -m vllm_triage {' '.join(map(str, args))[:120]}`")
+    return done
 
 
 def bundle(folder: Path, extra: dict[str, bytes] | None = None) -> Path:

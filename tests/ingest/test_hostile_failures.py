@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from hostile_inputs import LOG, NVIDIA_SMI_L, RunCli, bundle, run_process
+from schema_check import validate_output
 
 from vllm_triage import cli as cli_module
 from vllm_triage.errors import EXIT_INPUT, EXIT_INTERNAL
@@ -82,6 +83,7 @@ def _unprivileged_attacks(tmp_path: Path) -> None:
     (folder / "private").chmod(0)
     done = _as_nobody("triage", folder, "--format", "json")
     assert done.returncode == 0, done.stderr.decode()
+    assert validate_output(done.stdout, "triage --format json as an unprivileged user") == "triage"
     messages = [f["message"] for f in json.loads(done.stdout)["findings"] if f["id"] == "input-skipped"]
     assert any("nvidia-smi-L.txt" in m and "Permission denied" in m for m in messages)
     assert any("private" in m and "folder cannot be read" in m for m in messages)

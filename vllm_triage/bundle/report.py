@@ -171,6 +171,12 @@ def _env_vars(trial: Trial) -> list[str]:
     return out[:MAX_ENV]
 
 
+def _caret_line(line: str) -> bool:
+    """A traceback's marker line (`    ^^^^^^` or `~~~^^^`, after the block's │ gutter)."""
+    body = line.strip().lstrip("│┌").strip()
+    return bool(body) and "^" in body and not body.strip("^~ ")
+
+
 def _first_error(trial: Trial) -> dict[str, Any] | None:
     fe = trial.first_error
     if fe is None:
@@ -190,7 +196,11 @@ def _first_error(trial: Trial) -> dict[str, Any] | None:
         "block_lines": fe.get("block_lines") or [fe.get("text")],
         # For a narrow card: the prefix once per process, then the messages (block_lines stay raw
         # for the upstream Markdown, which keeps the log as it was).
-        "block_view": [line[2:] for line in block_lines(fe, width=100_000, verbose=True)]
+        # Python's ^^^^ markers under a frame's code are left out of the card: wrapped in a narrow
+        # column they point at nothing.
+        "block_view": [
+            line[2:] for line in block_lines(fe, width=100_000, verbose=True) if not _caret_line(line)
+        ]
         if fe.get("block_rows")
         else fe.get("block_lines") or [fe.get("text")],
         "explain": fe.get("explain") or "",

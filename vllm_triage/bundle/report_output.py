@@ -12,7 +12,7 @@ from vllm_triage.bundle.layout import OutputError
 from vllm_triage.bundle.report import build_report
 from vllm_triage.bundle.report_redact import leak_scan, redact_report, refuse_leaks
 from vllm_triage.bundle.trials import load_trials
-from vllm_triage.render.report_render import RENDERERS
+from vllm_triage.render.report_render import RENDERERS, render_field
 
 
 def _check_output(output: str, inputs: list[str]) -> Path:
@@ -57,15 +57,24 @@ def make_report(
     redact: bool = True,
     rule_dirs: list[str] | None = None,
     stdin: BinaryIO | None = None,
+    field: str | None = None,
 ) -> str:
-    """The rendered report; LeakError when redaction left something secret-looking in it."""
+    """The rendered report (or one field of the upstream form, Markdown); LeakError when redaction
+    left something secret-looking in it."""
     trials = load_trials(paths, rule_dirs, stdin)
     data = build_report(trials, rule_dirs)
+
+    def draw(report: dict) -> str:
+        return render_field(report, field) if field else RENDERERS[fmt](report)
+
     if not redact:
-        return RENDERERS[fmt](data)
+        return draw(data)
     clean, redactor = redact_report(data, trials)
-    text = RENDERERS[fmt](clean)
-    refuse_leaks(leak_scan(clean, text, fmt, redactor), fmt)
+    text = draw(clean)
+    # A field is Markdown: scanned as the whole Markdown report is.
+    refuse_leaks(
+        leak_scan(clean, text, "md" if field else fmt, redactor), f"--field {field}" if field else fmt
+    )
     return text
 
 
@@ -77,9 +86,10 @@ def write_report(
     redact: bool = True,
     rule_dirs: list[str] | None = None,
     stdin: BinaryIO | None = None,
+    field: str | None = None,
 ) -> str:
     target = _check_output(output, paths) if output else None
-    text = make_report(paths, fmt, redact=redact, rule_dirs=rule_dirs, stdin=stdin)
+    text = make_report(paths, fmt, redact=redact, rule_dirs=rule_dirs, stdin=stdin, field=field)
     if target is not None:
         _write(target, text)
     return text

@@ -1,4 +1,5 @@
-"""`vllm-triage report BUNDLE… [-o FILE] --format md|html|json`: the upstream-ready report."""
+"""`vllm-triage report BUNDLE… [-o FILE] --format md|html|json | --field NAME`: the upstream-ready
+report; `--field` prints one field of vLLM's bug-report form alone."""
 
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ EPILOG = (
 )
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md", show_default=True)
 @click.option(
+    "--field",
+    type=click.Choice(["title", "environment", "bug"]),
+    help="Print only this field of vLLM's bug-report form, ready to paste (Markdown): title, "
+    "environment ('Your current environment'), bug ('🐛 Describe the bug').",
+)
+@click.option(
     "--redact/--no-redact",
     default=True,
     show_default=True,
@@ -40,13 +47,19 @@ EPILOG = (
 )
 @input_limit_options
 def command(
-    bundles: tuple[str, ...], output: str | None, fmt: str, redact: bool, rule_dirs: tuple[str, ...]
+    bundles: tuple[str, ...],
+    output: str | None,
+    fmt: str,
+    field: str | None,
+    redact: bool,
+    rule_dirs: tuple[str, ...],
 ) -> None:
-    """Render the report to file upstream: Markdown in the shape of vLLM's bug-report form (your
-    current environment; describe the bug: the minimal command, the request, the first error block
-    with its traceback, what was tried one variable at a time), one self-contained HTML file with a
-    timeline of each run (milestones per phase, where the first error struck; runs side by side),
-    or JSON. Secrets are redacted by default.
+    """Render the report to file upstream: Markdown for vLLM's bug-report form (which takes no
+    blank issue), one labelled block per field (title; your current environment: collect_env;
+    describe the bug: the launch command, the request, the first error block with its traceback,
+    what was tried one variable at a time), each sized for GitHub; one self-contained HTML file
+    with a timeline of each run (milestones per phase, where the first error struck; runs side by
+    side); or JSON. Secrets are redacted by default.
 
     BUNDLES: bundle folders, .tar.gz/.tgz/.zip bundles, files, or - for stdin; several bundles (or
     one folder holding a folder per trial) are the trials of a series, in order.
@@ -54,9 +67,17 @@ def command(
     from vllm_triage.bundle.report_output import write_report
     from vllm_triage.cli import _run
 
+    if field and fmt != "md":
+        raise click.UsageError(f"--field prints one field of the form as Markdown; drop --format {fmt}")
     text = _run(
         lambda: write_report(
-            list(bundles), fmt, output, redact=redact, rule_dirs=list(rule_dirs), stdin=sys.stdin.buffer
+            list(bundles),
+            fmt,
+            output,
+            redact=redact,
+            rule_dirs=list(rule_dirs),
+            stdin=sys.stdin.buffer,
+            field=field,
         )
     )
     if output is None:

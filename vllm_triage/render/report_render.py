@@ -1,6 +1,7 @@
-"""The report (`vllm-triage.report/1`, already redacted) as Markdown for a GitHub issue, as one
-self-contained HTML file, or as JSON. The human formats are the jinja2 templates
-reports/report.md.j2 and reports/report.html.j2; this module gives them their helpers."""
+"""The report (`vllm-triage.report/1`, already redacted) as Markdown for vLLM's bug-report form
+(one block per field, render/issue_form.py), as one self-contained HTML file, or as JSON. The
+human formats are the jinja2 templates in reports/ (report.md.j2 with form_environment.md.j2 and
+form_bug.md.j2; report.html.j2); this module gives them their helpers."""
 
 from __future__ import annotations
 
@@ -47,7 +48,27 @@ def helpers() -> dict[str, Any]:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    return render("report.md.j2", r=report, run=report["runs"][report["primary"]], **helpers())
+    """The guide, then each field of the form in its own labelled block."""
+    from vllm_triage.render.issue_form import GITHUB_BODY_LIMIT, form_fields, submitted_body
+
+    fields = form_fields(report, helpers())
+    return render(
+        "report.md.j2",
+        r=report,
+        run=report["runs"][report["primary"]],
+        fields=fields,
+        body_chars=len(submitted_body(fields)),
+        limit=GITHUB_BODY_LIMIT,
+        **helpers(),
+    )
+
+
+def render_field(report: dict[str, Any], name: str) -> str:
+    """One field's body alone, as it is pasted into the form (`report --field NAME`)."""
+    from vllm_triage.render.issue_form import form_fields
+
+    body = next(f.body for f in form_fields(report, helpers()) if f.name == name)
+    return body.rstrip("\n") + "\n"
 
 
 def render_html(report: dict[str, Any]) -> str:

@@ -86,6 +86,28 @@ def distinct_labels(labels: list[str], room: float, size: float) -> list[str]:
     return out
 
 
+def two_lines(label: str, first: float, second: float, size: float) -> list[str]:
+    """A lane label on one line, or on two broken between words (the first line after `T<n> `
+    has less room), so that a label is shown whole; only what two lines cannot hold is cut (by
+    distinct_labels, before)."""
+    per_em = size * EM_BOLD
+    one, two = max(int(first / per_em), 6), max(int(second / per_em), 6)
+    if len(label) <= one:
+        return [label]
+    words = label.split(" ")
+    head = ""
+    for i, word in enumerate(words):
+        candidate = f"{head} {word}" if head else word
+        if len(candidate) > one:
+            rest = " ".join(words[i:])
+            if head and len(rest) <= two:
+                return [head, rest]
+            break
+        head = candidate
+    # No break between words fits: break inside one, the end cut if it is still too long.
+    return [label[:one], fit(label[one:], second, size, bold=True)]
+
+
 @dataclass
 class Slot:
     marker: str
@@ -257,10 +279,21 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band], short_label: st
 def timeline(runs: list[dict[str, Any]]) -> dict[str, Any]:
     order, phase_of = milestone_phases()
     all_bands = bands(order, phase_of)
-    # Room for the label after `T<n> `, inside the label column.
-    room = LABEL_WIDTH - 14 - text_width("T00 ", LANE_LABEL_SIZE, True)
-    shorts = distinct_labels([str(run["label"]) for run in runs], room, LANE_LABEL_SIZE)
-    lanes = [lane(run, i, all_bands, shorts[i]) for i, run in enumerate(runs)]
+    # Room for the label after `T<n> ` on its first line, the whole column on its second; a label
+    # longer than both lines is cut where it differs from the others.
+    first = LABEL_WIDTH - 14 - text_width("T00 ", LANE_LABEL_SIZE, True)
+    second = LABEL_WIDTH - 14
+    labels = [str(run["label"]) for run in runs]
+    # A word break wastes up to a word's room on the first line: a cut leaves that much.
+    shorts = distinct_labels(labels, first + second - 80, LANE_LABEL_SIZE)
+    lanes = []
+    for i, run in enumerate(runs):
+        whole = two_lines(labels[i], first, second, LANE_LABEL_SIZE)
+        shown = labels[i] if "…" not in "".join(whole) else shorts[i]
+        lanes.append(lane(run, i, all_bands, shown))
+        lanes[-1]["label_lines"] = (
+            whole if shown == labels[i] else two_lines(shown, first, second, LANE_LABEL_SIZE)
+        )
     height = HEADER + LANE_HEIGHT * len(runs) + FOOTER
     return {
         "width": WIDTH,
