@@ -230,7 +230,7 @@ MEMORY_LIMIT = 10 * 1024**3
 def _work(target: str, seed: int, count: int, timeout: float, out: str) -> Report:
     import resource
 
-    from vllm_triage.errors import InputError
+    from vllm_triage.core.errors import InputError
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     progress = Path(out) / f"progress-{os.getpid()}"

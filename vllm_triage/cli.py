@@ -27,7 +27,7 @@ from vllm_triage.commands.output import (
     use_colour,
     width_option,
 )
-from vllm_triage.errors import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, TriageError
+from vllm_triage.core.errors import ExitCode, TriageError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 incomplete/failed check; 2 usage error; 3 confounded comparison; "
@@ -45,17 +45,17 @@ def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
         return action()
     except TriageError as exc:
         click.echo(exc.one_line(), err=True)
-        sys.exit(input_exit if input_exit is not None and exc.exit_code == EXIT_INPUT else exc.exit_code)
+        sys.exit(input_exit if input_exit is not None and exc.exit_code == ExitCode.INPUT else exc.exit_code)
     except KeyboardInterrupt:
         click.echo("vllm-triage: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except BrokenPipeError:
         # `vllm-triage … | head`: the reader has what it wanted; not an error worth a line. Point
         # stdout at /dev/null so the interpreter's final flush does not raise again.
         # (A test runner's buffer has no file descriptor: then there is nothing left to flush.)
         with contextlib.suppress(OSError, ValueError, AttributeError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
+        sys.exit(ExitCode.OK)
     except BaseException as exc:  # a bug: one line, the traceback only on request
         if isinstance(exc, (SystemExit, GeneratorExit)):
             raise
@@ -73,7 +73,7 @@ def _internal_error(exc: BaseException) -> None:
         first = (str(exc).strip().splitlines() or [""])[0][:300]
         what = f"{type(exc).__name__}: {first}"
     click.echo(f"vllm-triage: internal-error: {what} (set VLLM_TRIAGE_DEBUG=1 for the traceback)", err=True)
-    sys.exit(EXIT_INTERNAL)
+    sys.exit(ExitCode.INTERNAL)
 
 
 # Kept under their old names: the command modules import them from here.
@@ -219,7 +219,7 @@ def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
 def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """Validate every rule file: fields, patterns (both regex engines, hostile input), examples."""
     from vllm_triage.data_check import check_data
-    from vllm_triage.engine.check import check
+    from vllm_triage.engine.check import check, is_warning, problem_json, problem_line
 
     problems, n_files, n_rules = _run(lambda: check(list(rule_dirs)))
     problems = problems + _run(lambda: check_data(list(rule_dirs)))
@@ -228,20 +228,17 @@ def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
             {
                 "files": n_files,
                 "rules": n_rules,
-                "problems": [
-                    {"file": p.file, "rule": p.rule, "message": p.message, "warning": p.warning}
-                    for p in problems
-                ],
+                "problems": [problem_json(p) for p in problems],
             }
         )
     else:
         for problem in problems:
-            click.echo(str(problem))
-    errors = [p for p in problems if not p.warning]
+            click.echo(problem_line(problem))
+    errors = [p for p in problems if not is_warning(p)]
     warned = f", {len(problems) - len(errors)} warning(s)" if len(errors) < len(problems) else ""
     note(f"{n_rules} rules in {n_files} files: {len(errors)} problem(s){warned}")
     if errors:
-        sys.exit(EXIT_INCOMPLETE)
+        sys.exit(ExitCode.INCOMPLETE)
 
 
 def _register_command_modules() -> None:
@@ -275,14 +272,14 @@ def main() -> None:
         cli.main(prog_name="vllm-triage", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-        sys.exit(EXIT_USAGE)
+        sys.exit(ExitCode.USAGE)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "vllm-triage"
         click.echo(f"vllm-triage: usage-error: {exc.format_message()} (see `{command} --help`)", err=True)
-        sys.exit(EXIT_USAGE)
+        sys.exit(ExitCode.USAGE)
     except click.exceptions.Abort:
         click.echo("vllm-triage: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
@@ -293,7 +290,7 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("vllm-triage: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except BaseException as exc:  # the top-level guard: never a traceback
         if isinstance(exc, (SystemExit, GeneratorExit)):
             raise

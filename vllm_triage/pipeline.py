@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
-from vllm_triage.analysis.model import Finding
 from vllm_triage.analysis.triage import TriageResult, analyse_log, choose
+from vllm_triage.core.errors import InputError, TriageError
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 from vllm_triage.engine import rules as rules_mod
 from vllm_triage.engine import user_rules
 from vllm_triage.engine.matcher import CompiledRules, compile_rules
 from vllm_triage.engine.scan import LineCuts, scan
-from vllm_triage.errors import InputError, TriageError
 from vllm_triage.fingerprint import data as check_data
 from vllm_triage.fingerprint.checks import run_checks
 from vllm_triage.fingerprint.combine import combine
@@ -38,7 +40,7 @@ _MAY_HOLD_A_LOG = (None, "unknown", "collect_env", "launch_command")
 
 
 def _log_sources(sources: list[Source]) -> list[Source]:
-    logs = [s for s in sources if s.role == "vllm_log"]
+    logs = [s for s in sources if s.role == Role.VLLM_LOG]
     if logs:
         return logs
     readable = []
@@ -54,7 +56,7 @@ def _log_sources(sources: list[Source]) -> list[Source]:
         return readable
     if len(sources) == 1:
         source = sources[0]
-        if source.role in (None, "unknown"):
+        if source.role in (None, Role.UNKNOWN):
             message = f"{source.name} does not look like a vLLM log (no log lines, tracebacks or vLLM messages in it)"
         else:
             message = f"{source.name} is not a vLLM log (it looks like {source.role} output)"
@@ -87,7 +89,7 @@ def triage_sources(
         analyses.append(analyse_log(scanned, compiled))
         # Only the cut lines outlive the loop: a scan's retained rows are freed once analysed.
         cuts.append(LineCuts(scanned.file, scanned.cut_lines, scanned.cut_count))
-    inputs = [{"path": s.name, "role": s.role or "unknown", "lines": None} for s in sources]
+    inputs = [{"path": s.name, "role": s.role or Role.UNKNOWN, "lines": None} for s in sources]
     for entry in inputs:
         for analysis in analyses:
             if analysis.file == entry["path"]:
@@ -110,7 +112,7 @@ def input_findings(sources: list[Source], scans: list[LineCuts]) -> list[Finding
             "input-skipped",
             "warning",
             skip.describe(),
-            [{"file": skip.name, "line": None}],
+            [Provenance(skip.name, None)],
             "Copy the file into the bundle as a regular, readable file if it matters.",
         )
         for skip in skipped_of(sources)
@@ -126,7 +128,7 @@ def input_findings(sources: list[Source], scans: list[LineCuts]) -> list[Finding
                 "info",
                 f"{scanned.cut_count} line(s) longer than {human(LIMITS.max_line)} were cut to that length "
                 f"before matching (line {lines}{more})",
-                [{"file": scanned.file, "line": n} for n in scanned.cut_lines],
+                [Provenance(scanned.file, n) for n in scanned.cut_lines],
                 "A line that long is data, not a log line; raise --max-line to read it whole.",
             )
         )
@@ -182,9 +184,5 @@ def _environment_findings(
         )
         return None, [failed], None
     version = found.facts.get("vllm.version")
-    findings = [
-        Finding(f.id, f.severity, f.message, [e.to_json() for e in f.evidence], f.advice)
-        for f in found.findings
-        if f.id not in _NOT_FOR_TRIAGE
-    ]
+    findings = [f for f in found.findings if f.id not in _NOT_FOR_TRIAGE]
     return found, findings, str(version.value) if version is not None and version.value else None

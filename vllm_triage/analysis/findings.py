@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vllm_triage.analysis.model import ErrorBlock, Finding
+from vllm_triage.analysis.model import ErrorBlock
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 
 if TYPE_CHECKING:
     from vllm_triage.analysis.fatality import Survival
@@ -37,7 +39,7 @@ def next_step(phase: str) -> Finding | None:
 
 
 def root_finding(block: ErrorBlock) -> Finding:
-    evidence = [{"file": block.row.file, "line": block.row.line}]
+    evidence = [Provenance(block.row.file, block.row.line)]
     if block.kind == "consequence_only":
         return Finding(
             "only-consequence",
@@ -76,7 +78,7 @@ def survived_findings(survived: list[tuple[Candidate, Survival]]) -> list[Findin
                 "info",
                 f"An error the server survived (line {row.line}: {row.message.strip()[:140]}): "
                 f"{survival.reason}.",
-                [{"file": row.file, "line": row.line}, {"file": row.file, "line": survival.line}],
+                [Provenance(row.file, row.line), Provenance(row.file, survival.line)],
                 "Not the cause of this failure; fix it only if it recurs or slows start-up.",
             )
         )

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from vllm_triage.analysis.callpath import Frame, phase_from_frames, phase_from_source
 from vllm_triage.analysis.model import Milestone, Row
+from vllm_triage.core.phases import PHASES, phase_index
 from vllm_triage.engine.rules import FrameHint, Rule
-from vllm_triage.phases import PHASES, phase_index
 
 LOOKAHEAD_LINES = 50
 

@@ -12,13 +12,15 @@ from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import next_step, root_finding, survived_findings
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
-from vllm_triage.analysis.model import Consequence, ErrorBlock, Finding, LogAnalysis, Milestone, Row
+from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
 from vllm_triage.analysis.root import Candidate, collect_candidates
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.phases import NO_FAILURE, phase_index
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.engine.matcher import CompiledRules
 from vllm_triage.engine.rules import FrameHint, Rule
 from vllm_triage.engine.scan import ScanResult
-from vllm_triage.phases import NO_FAILURE, phase_index
 
 MAX_CONSEQUENCES = 25
 IMPLIED_LOOKBACK_LINES = 20
@@ -377,7 +379,7 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
                     "info",
                     f"An out-of-memory error follows the CUDA error (line {ooms[0].row.line}); after a CUDA fault "
                     "the context is unusable and allocations fail: the OOM is a consequence, not a memory problem.",
-                    [{"file": ooms[0].row.file, "line": ooms[0].row.line}],
+                    [Provenance(ooms[0].row.file, ooms[0].row.line)],
                     "Fix the CUDA error first; do not tune memory settings for this OOM.",
                 )
             )
@@ -394,7 +396,7 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
                 "info",
                 f"The same error is reported by {len(same)} more line(s) from {', '.join(processes[:6])}: one cause, "
                 "several ranks.",
-                [{"file": c.row.file, "line": c.row.line} for c in same[:5]],
+                [Provenance(c.row.file, c.row.line) for c in same[:5]],
                 "",
             )
         )
@@ -404,7 +406,7 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
                 "paste-starts-mid-block",
                 "info",
                 "The input starts inside the error block: its beginning (headline, outer frames) was cut.",
-                [{"file": block.row.file, "line": 1}],
+                [Provenance(block.row.file, 1)],
                 "Paste the log from the server's start, or at least from the first ERROR line of the block.",
             )
         )

@@ -18,7 +18,7 @@ from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.outcome import outcome_of
 from vllm_triage.compare.series import passed as trial_passed
 from vllm_triage.compare.stages import active_stages, prefix_caching
-from vllm_triage.provenance import Provenance
+from vllm_triage.core.provenance import Provenance
 
 
 def _ok(trial: Trial) -> bool:

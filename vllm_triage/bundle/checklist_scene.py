@@ -9,12 +9,13 @@ from collections.abc import Callable
 
 from vllm_triage.bundle.checklist_context import TrialContext, at, where
 from vllm_triage.bundle.checklist_model import Verdict, failed, missing, passed
+from vllm_triage.core.phases import STARTUP_PHASES
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint import views
 from vllm_triage.fingerprint.values import as_int
 from vllm_triage.parsers.launch import launchers
 from vllm_triage.parsers.launch.lexer import lex_script
-from vllm_triage.phases import STARTUP_PHASES
-from vllm_triage.provenance import Provenance
 
 # The placeholder id of an elision line inside a log (the log was shortened, not replaced).
 LOG_ELISION = "log-elision"
@@ -90,7 +91,7 @@ def vllm_version(ctx: TrialContext) -> Verdict:
     observed = ctx.read_by("vllm.version", "vllm_log", "collect_env") + ctx.read_by("pip.vllm", "collect_env")
     if observed:
         first = observed[0]
-        how = "the log's banner" if first.role == "vllm_log" else "collect_env"
+        how = "the log's banner" if first.role == Role.VLLM_LOG else "collect_env"
         others = [
             c
             for c in observed[1:]
@@ -113,7 +114,7 @@ def vllm_version(ctx: TrialContext) -> Verdict:
         evidence.append(where(tag))
     if problem:
         text += f"; {problem}"
-    if ctx.trial.of_role("vllm_log") and not _log_from_start(ctx):
+    if ctx.trial.of_role(Role.VLLM_LOG) and not _log_from_start(ctx):
         text += "; the log does not start at the server's start (its banner was cut)"
     return missing(text, ("log", *_container_places(ctx)), evidence)
 
@@ -300,7 +301,7 @@ def environment_listed(ctx: TrialContext) -> Verdict:
         text += f" (only the {len(in_command)} variable(s) written in the launch command; inherited ones are unknown)"
     if problem:
         text += f"; {problem}"
-    elif ctx.trial.of_role("environment"):
+    elif ctx.trial.of_role(Role.ENVIRONMENT):
         text += f"; {ctx.trial.of_role('environment')[0].name} lists no variable"
     return missing(text, _container_places(ctx), evidence)
 
@@ -316,7 +317,7 @@ def _log_from_start(ctx: TrialContext) -> bool:
 def first_error_block(ctx: TrialContext) -> Verdict:
     triage = ctx.trial.triage
     problem, evidence = _where_hits(ctx, "vllm_log")
-    if triage is None or not ctx.trial.of_role("vllm_log"):
+    if triage is None or not ctx.trial.of_role(Role.VLLM_LOG):
         return missing("no server log" + (f"; {problem}" if problem else ""), ("log",), evidence)
     fe = triage.get("first_error")
     pasted = [h for h in ctx.hits_for("vllm_log") if h.placeholder != LOG_ELISION]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vllm_triage.bundle.trials import Trial
+from vllm_triage.core.roles import Role
 from vllm_triage.parsers.launch import launchers
 
 _CONTAINER_LAUNCHERS = launchers.CONTAINER_RUNTIME
@@ -93,7 +94,7 @@ def scene_of(trial: Trial) -> Scene:
     launcher = str(fp.value("launcher") or "")
     if launcher in launchers.IN_A_POD:
         return Scene("pod", "kubectl", model=model)
-    if name or runtime or launcher in _CONTAINER_LAUNCHERS or trial.of_role("container_inspect"):
+    if name or runtime or launcher in _CONTAINER_LAUNCHERS or trial.of_role(Role.CONTAINER_INSPECT):
         return Scene(
             "container", runtime or _CONTAINER_LAUNCHERS.get(launcher, "docker"), container=name, model=model
         )

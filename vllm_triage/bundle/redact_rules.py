@@ -16,8 +16,8 @@ from pathlib import Path
 
 import regex
 
-from vllm_triage.datatables import read_toml
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
+from vllm_triage.core.tables import read_toml
 from vllm_triage.resources import rules_dir
 
 MASK_KINDS = ("host", "ip", "user", "email")

@@ -17,6 +17,7 @@ from vllm_triage.bundle.checklist import run_checklist
 from vllm_triage.bundle.placeholders import find_placeholders
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.changes import knob_label
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint import views
 from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.sources import Source
@@ -165,7 +166,7 @@ def _env_vars(trial: Trial) -> list[str]:
     for name, candidates in sorted(fp.candidates.items()):
         if not name.startswith("env.") or name[4:] in _ENV_NOISE:
             continue
-        if any(c.role in ("environment", "container_inspect", "launch_command") for c in candidates):
+        if any(c.role in (Role.ENVIRONMENT, Role.CONTAINER_INSPECT, Role.LAUNCH_COMMAND) for c in candidates):
             value = fp.value(name)
             out.append(f"{name[4:]}={value}")
     return out[:MAX_ENV]

@@ -15,7 +15,8 @@ from typing import Any, BinaryIO
 
 from vllm_triage.compare.run import LABEL, NODE, STARTED, Entry, Run
 from vllm_triage.compare.signals import read_signals
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.readers import spool_stdin
 from vllm_triage.ingest.roles import read_manifest
@@ -50,7 +51,7 @@ class Trial:
         if source.name not in self._texts:
             from vllm_triage.fingerprint.combine import read_text
 
-            limit = LOG_TEXT_LIMIT if source.role == "vllm_log" else TEXT_LIMIT
+            limit = LOG_TEXT_LIMIT if source.role == Role.VLLM_LOG else TEXT_LIMIT
             try:
                 self._texts[source.name] = read_text(source, limit)
             except InputError:
@@ -128,7 +129,7 @@ def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | 
 
 
 def _read_manifest(trial: Trial) -> None:
-    manifest = next((s for s in trial.sources if s.role == "manifest"), None)
+    manifest = next((s for s in trial.sources if s.role == Role.MANIFEST), None)
     if manifest is None:
         return
     table = read_manifest(manifest).get("run")
@@ -143,7 +144,7 @@ def _fill_run(trial: Trial) -> None:
     """The compare Run of the trial: the same data `diff` and `series` judge."""
     run = trial.run
     run.label = trial.label
-    run.inputs = [{"path": s.name, "role": s.role or "unknown"} for s in trial.sources]
+    run.inputs = [{"path": s.name, "role": s.role or Role.UNKNOWN} for s in trial.sources]
     run.fingerprint = trial.fingerprint.to_json()
     run.triage = trial.triage
     run.signals = read_signals(trial.sources)

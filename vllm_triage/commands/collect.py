@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from vllm_triage.errors import EXIT_INCOMPLETE
+from vllm_triage.core.errors import ExitCode
 
 EPILOG = (
     "Exit codes: 0 bundle written with every required step (other failed, missing and timed-out "
@@ -112,4 +112,4 @@ def command(
         click.echo(
             f"vllm-triage: collect-incomplete: {why} (the bundle in {result.root} has the rest)", err=True
         )
-        sys.exit(EXIT_INCOMPLETE)
+        sys.exit(ExitCode.INCOMPLETE)

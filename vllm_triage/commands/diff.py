@@ -39,8 +39,8 @@ def command(run_a: str, run_b: str, fmt: str, show_noise: bool, rule_dirs: tuple
     from vllm_triage.cli import _run
     from vllm_triage.commands.comparison_output import emit_comparison
     from vllm_triage.compare.diff import diff_paths
-    from vllm_triage.errors import EXIT_USAGE
+    from vllm_triage.core.errors import ExitCode
     from vllm_triage.render.compare_text import render_diff_text
 
-    result = _run(lambda: diff_paths(run_a, run_b, list(rule_dirs)), input_exit=EXIT_USAGE)
+    result = _run(lambda: diff_paths(run_a, run_b, list(rule_dirs)), input_exit=ExitCode.USAGE)
     emit_comparison(result, fmt, show_noise, "diff.md.j2", "d", render_diff_text)

@@ -70,7 +70,7 @@ def command(
     from vllm_triage.bundle.redact import MaskOptions
     from vllm_triage.bundle.redact_copy import redact_bundle
     from vllm_triage.cli import _run  # the one place that turns TriageError into a line + exit code
-    from vllm_triage.errors import EXIT_INCOMPLETE
+    from vllm_triage.core.errors import ExitCode
 
     result = _run(
         lambda: redact_bundle(
@@ -98,4 +98,4 @@ def command(
             f"(see {result.report_path}); do not share it",
             err=True,
         )
-        sys.exit(EXIT_INCOMPLETE)
+        sys.exit(ExitCode.INCOMPLETE)

@@ -16,7 +16,7 @@ import click
 
 from vllm_triage.commands.output import emit_json, note, use_colour
 from vllm_triage.commands.runs import Run, split_runs
-from vllm_triage.errors import TriageError
+from vllm_triage.core.errors import ExitCode, TriageError
 
 
 def sample_paths(sample: str) -> list[str]:
@@ -28,7 +28,7 @@ def sample_paths(sample: str) -> list[str]:
         for name, (_folder, about) in known.items():
             first_sentence = about.split(": ")[0].split(". ")[0].rstrip(".")
             click.echo(f"{name:<24} {first_sentence}")
-        sys.exit(0)
+        sys.exit(ExitCode.OK)
     if sample not in known:
         raise click.UsageError(
             f"no bundled sample named {sample!r}; `--sample` alone lists them: " + ", ".join(known)

@@ -36,8 +36,8 @@ def command(trials: tuple[str, ...], fmt: str, show_noise: bool, rule_dirs: tupl
     from vllm_triage.cli import _run
     from vllm_triage.commands.comparison_output import emit_comparison
     from vllm_triage.compare.series import series_paths
-    from vllm_triage.errors import EXIT_USAGE
+    from vllm_triage.core.errors import ExitCode
     from vllm_triage.render.compare_text import render_series_text
 
-    result = _run(lambda: series_paths(list(trials), list(rule_dirs)), input_exit=EXIT_USAGE)
+    result = _run(lambda: series_paths(list(trials), list(rule_dirs)), input_exit=ExitCode.USAGE)
     emit_comparison(result, fmt, show_noise, "series.md.j2", "s", render_series_text)

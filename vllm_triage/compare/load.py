@@ -11,7 +11,8 @@ from typing import BinaryIO
 
 from vllm_triage.compare.run import LABEL, NODE, STARTED, Entry, Run
 from vllm_triage.compare.signals import read_signals
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest.readers import spool_stdin
 from vllm_triage.ingest.roles import read_manifest
 from vllm_triage.ingest.sources import Source
@@ -35,7 +36,7 @@ def load_run(
 
     sources = gather([path], stream())
     run = Run(label=label or _default_label(path), path=path)
-    run.inputs = [{"path": s.name, "role": s.role or "unknown"} for s in sources]
+    run.inputs = [{"path": s.name, "role": s.role or Role.UNKNOWN} for s in sources]
     _manifest(run, sources, explicit_label=label is not None)
     try:
         run.fingerprint = fingerprint_sources(sources, rule_dirs).to_json()
@@ -82,7 +83,7 @@ def _default_label(path: str) -> str:
 
 def _manifest(run: Run, sources: list[Source], explicit_label: bool) -> None:
     """`[run] label, node, started` from the bundle's bundle.toml, with the line they are on."""
-    manifest = next((s for s in sources if s.role == "manifest"), None)
+    manifest = next((s for s in sources if s.role == Role.MANIFEST), None)
     if manifest is None:
         return
     table = read_manifest(manifest).get("run")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_triage.compare.signature import signature, signature_hash, similarity
-from vllm_triage.phases import phase_index
+from vllm_triage.core.phases import phase_index
 
 # Conclusions of a failure comparison (stable ids: the JSON contract uses them).
 SAME = "same-failure"

@@ -19,7 +19,7 @@ from vllm_triage.compare.outcome import Outcome, outcome_of
 from vllm_triage.compare.run import Run
 from vllm_triage.compare.signature import similarity
 from vllm_triage.compare.stages import Seen, active_stages, prefix_caching
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 
 SCHEMA = "vllm-triage.series/1"
 

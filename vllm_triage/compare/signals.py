@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all, iter_line_chunks
 from vllm_triage.ingest.sources import Source
 
@@ -96,9 +97,9 @@ class Signals:
 def read_signals(sources: list[Source]) -> Signals:
     signals = Signals()
     for source in sources:
-        if source.role == "vllm_log":
+        if source.role == Role.VLLM_LOG:
             _scan_log(source, signals)
-        elif source.role in (None, "unknown", "environment"):
+        elif source.role in (None, Role.UNKNOWN, Role.ENVIRONMENT):
             _scan_metrics(source, signals)
     return signals
 

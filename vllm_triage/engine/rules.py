@@ -15,8 +15,8 @@ from pathlib import Path
 import regex
 import tomllib
 
-from vllm_triage.errors import RuleError
-from vllm_triage.phases import PHASES
+from vllm_triage.core.errors import RuleError
+from vllm_triage.core.phases import PHASES
 from vllm_triage.resources import rules_dir
 
 KINDS = ("marker", "error", "consequence", "noise", "check")

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from vllm_triage.core.errors import InputError, RuleError, clip
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
-from vllm_triage.errors import InputError, RuleError, clip
 from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches_cut
 from vllm_triage.ingest.logical import logical_lines
 from vllm_triage.ingest.sources import Source

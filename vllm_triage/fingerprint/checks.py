@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Sourced
 from vllm_triage.fingerprint import hygiene, recipes
 from vllm_triage.fingerprint.data import CheckData
-from vllm_triage.fingerprint.model import Finding, Fingerprint
+from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.fingerprint.values import as_int, cuda_major_minor, driver_tuple, version_tuple
 from vllm_triage.fingerprint.views import first, host_driver, multi_node, parallel_gpus, visible_gpus
-from vllm_triage.provenance import Sourced
 
 BASE_FIRST = (
     "Fix base compatibility before anything else; memory, context length and caching settings do not "

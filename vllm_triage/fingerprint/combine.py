@@ -16,10 +16,13 @@ from typing import Any
 
 import tomllib
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance, Sourced
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint import derive
 from vllm_triage.fingerprint.data import CheckData
-from vllm_triage.fingerprint.model import Candidate, Finding, Fingerprint
+from vllm_triage.fingerprint.model import Candidate, Fingerprint
 from vllm_triage.fingerprint.values import canonical, gpu_selection, image_name, opaque
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from vllm_triage.ingest.roles import scope_hint
@@ -34,7 +37,6 @@ from vllm_triage.parsers import (
     vllm_log_config,
 )
 from vllm_triage.parsers.base import ParseResult
-from vllm_triage.provenance import Provenance, Sourced
 
 # A vLLM log can be many GB; what it says about its own configuration is at the start.
 LOG_HEAD_BYTES = 5 * 1024 * 1024
@@ -104,9 +106,11 @@ def combine(sources: list[Source], data: CheckData) -> Fingerprint:
     readings: list[tuple[str, ParseResult]] = []
     unscoped: list[str] = []  # GPU views that nothing places on the host or in the container
     for source in sources:
-        role = source.role or "unknown"
-        if role == "manifest":
-            fingerprint.inputs.append({"path": source.name, "role": role, "scope": None, "kind": "manifest"})
+        role = source.role or Role.UNKNOWN
+        if role == Role.MANIFEST:
+            fingerprint.inputs.append(
+                {"path": source.name, "role": role, "scope": None, "kind": Role.MANIFEST}
+            )
             readings.append((role, _read_manifest(source)))
             continue
         if role not in _PARSERS and len(sources) == 1:
@@ -119,12 +123,14 @@ def combine(sources: list[Source], data: CheckData) -> Fingerprint:
             )
         if role not in _PARSERS:
             fingerprint.notes.append(f"{source.name}: not recognised as an environment artefact; skipped")
-            fingerprint.inputs.append({"path": source.name, "role": "unknown", "scope": None, "kind": None})
+            fingerprint.inputs.append(
+                {"path": source.name, "role": Role.UNKNOWN, "scope": None, "kind": None}
+            )
             continue
         role, result, scope = _read_one(source, role, fingerprint, len(sources) == 1, unscoped)
         fingerprint.inputs.append({"path": source.name, "role": role, "scope": scope, "kind": result.kind})
         readings.append((role, result))
-    if not any(role != "manifest" for role, _ in readings):
+    if not any(role != Role.MANIFEST for role, _ in readings):
         raise InputError(
             "no-artefact",
             "nothing in the input is an environment artefact (nvidia-smi, inspect JSON, launch command, "
@@ -146,7 +152,7 @@ def _read_one(
 ) -> tuple[str, ParseResult, str | None]:
     """Read and parse one source; returns the role it was read as, the result and its scope."""
     try:
-        limit = LOG_HEAD_BYTES if role == "vllm_log" else ARTEFACT_MAX_BYTES
+        limit = LOG_HEAD_BYTES if role == Role.VLLM_LOG else ARTEFACT_MAX_BYTES
         text, cut = read_text(source, limit)
     except InputError as exc:
         if lone or exc.problem_id in _LIMIT_ERRORS:
@@ -183,7 +189,7 @@ def _read_one(
         scope = None
     elif scope is None:
         unscoped.append(source.name)
-    if role == "nvidia_smi" and any(p.id == "nvidia-smi-no-devices" for p in result.problems):
+    if role == Role.NVIDIA_SMI and any(p.id == "nvidia-smi-no-devices" for p in result.problems):
         # "No devices were found" is a reading: this view has zero GPUs.
         where = result.problems[0].evidence[0] if result.problems[0].evidence else Provenance(source.name)
         result.facts.setdefault(
@@ -223,7 +229,7 @@ def _second_opinion(text: str, name: str, role: str, scope: str | None) -> tuple
     """The sniffed role read nothing: ask the other parsers that claim the text (sniffing looks at
     the first 64 KiB and stops at the first claim; a parser reads the whole text)."""
     for other, module in _PARSERS.items():
-        if other in (role, "vllm_log"):
+        if other in (role, Role.VLLM_LOG):
             continue
         try:
             if not module.looks_like(text):
@@ -305,7 +311,7 @@ def _merge(fingerprint: Fingerprint, readings: list[tuple[str, ParseResult]]) ->
             note = f"{sourced.note}; also {also}" if sourced.note else f"also {also}"
             sourced = Sourced(sourced.value, sourced.source, note)
             for other in others:
-                if name.startswith("arg.") and winner.role == "vllm_log":
+                if name.startswith("arg.") and winner.role == Role.VLLM_LOG:
                     differing_args.append((name, winner, other))
                 elif not _volatile(name):
                     fingerprint.findings.append(_conflict(name, winner, other))

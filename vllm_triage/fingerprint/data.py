@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from vllm_triage.datatables import array_tables, fail, read_toml, with_extra_dirs
+from vllm_triage.core.tables import array_tables, fail, read_toml, with_extra_dirs
 from vllm_triage.fingerprint.values import version_tuple
 from vllm_triage.resources import rules_dir
 

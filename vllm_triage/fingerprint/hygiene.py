@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance, Sourced
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint.data import CheckData, DebugVariable
 from vllm_triage.fingerprint.derive import split_image
-from vllm_triage.fingerprint.model import Finding, Fingerprint
+from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.fingerprint.values import as_bool, version_tuple
 from vllm_triage.fingerprint.views import vllm_version
-from vllm_triage.provenance import Provenance, Sourced
 
 ONE_CHANGE = "Remove it from the baseline; add it back only in a trial that changes that one thing."
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -25,7 +27,7 @@ def _env(fp: Fingerprint) -> list[tuple[str, Sourced]]:
 
 def _set_by_vllm(fp: Fingerprint, variable: DebugVariable, name: str) -> bool:
     """Only collect_env shows it, from a vLLM release that sets it itself at import."""
-    if variable.set_by_vllm is None or fp.roles_of(f"env.{name}") != {"collect_env"}:
+    if variable.set_by_vllm is None or fp.roles_of(f"env.{name}") != {Role.COLLECT_ENV}:
         return False
     version = version_tuple(fp.value("vllm.version", ""))
     low, high = (version_tuple(v) or () for v in variable.set_by_vllm)
@@ -124,7 +126,7 @@ def nccl_inherited(fp: Fingerprint, data: CheckData) -> list[Finding]:
         prefix = next(
             (p for p, ignore in data.inherited_prefixes if name.startswith(p) and name not in ignore), None
         )
-        if prefix is None or "launch_command" in fp.roles_of(f"env.{name}"):
+        if prefix is None or Role.LAUNCH_COMMAND in fp.roles_of(f"env.{name}"):
             continue
         if PurePosixPath(value.source.file.replace("!", "/")).name in env_files:
             continue  # from the file the launch passes with --env-file: set by the launch

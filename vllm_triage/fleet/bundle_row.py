@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
 from vllm_triage.compare.signature import normalise, signature, signature_hash
-from vllm_triage.errors import TriageError
+from vllm_triage.core.errors import TriageError
 from vllm_triage.fleet import known_issues
 from vllm_triage.fleet.bundles import BundleRef, content_hash, is_archive, mtime
 

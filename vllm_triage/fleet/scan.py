@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.fleet import store
 from vllm_triage.fleet.bundle_row import BundleRows, bundle_rows
 from vllm_triage.fleet.bundles import BundleRef, content_hash, discover, stat_key

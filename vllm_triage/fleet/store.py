@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from vllm_triage.errors import InputError, TriageError
+from vllm_triage.core.errors import ExitCode, InputError, TriageError
 from vllm_triage.fleet.schema import SCHEMA_VERSION, TABLES, to_table
 
 MANIFEST = "manifest.json"
@@ -29,7 +29,7 @@ LOCK = ".scan.lock"
 
 
 class FleetLocked(TriageError):
-    exit_code = 4
+    exit_code = ExitCode.INPUT
     problem_id = "fleet-dir-locked"
 
 

@@ -19,7 +19,7 @@ import zlib
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.limits import LIMITS, RATIO_SLACK, human
 from vllm_triage.ingest.readers import Bounded, Budget, Opener, maybe_gunzip
 from vllm_triage.ingest.skips import Skipped

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from typing import BinaryIO
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.limits import LIMITS, RATIO_SLACK, human
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -14,7 +14,8 @@ from pathlib import PurePosixPath
 
 import tomllib
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest import prefixes
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from vllm_triage.ingest.sources import Source
@@ -79,7 +80,7 @@ def sniff_text(text: str, name: str = "") -> str:
         # by the log: with this many log lines in the head, the log is what the file is for.
         return "vllm_log"
     for module_name, role in _PARSER_SNIFFERS:
-        if role == "launch_command" and score >= 3:
+        if role == Role.LAUNCH_COMMAND and score >= 3:
             continue  # a log quotes its own command line; the log is what it is
         if _looks_like(module_name, text):
             return role
@@ -133,14 +134,14 @@ def assign_roles(sources: list[Source]) -> list[Source]:
     manifest_roles: dict[str, str] = {}
     for source in sources:
         if PurePosixPath(source.name.replace("!", "/")).name == "bundle.toml":
-            source.role = "manifest"
+            source.role = Role.MANIFEST
             manifest = read_manifest(source)
             prefix = source.name[: -len("bundle.toml")]
             for entry in manifest.get("file", []):
                 if isinstance(entry, dict) and "path" in entry and "role" in entry:
                     manifest_roles[prefix + str(entry["path"])] = str(entry["role"])
     for source in sources:
-        if source.role == "manifest":
+        if source.role == Role.MANIFEST:
             continue
         declared = manifest_roles.get(source.name)
         if declared:
@@ -152,9 +153,9 @@ def assign_roles(sources: list[Source]) -> list[Source]:
         try:
             encoding = check_text(head, source.name)
         except InputError:
-            source.role = "unknown"
+            source.role = Role.UNKNOWN
             continue
         source.role = sniff_text(decode_all(head, encoding), source.name)
-        if source.role == "nvidia_smi":
+        if source.role == Role.NVIDIA_SMI:
             source.scope = scope_hint(_inside_bundle(source))
     return sources

@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_triage.parsers.base import ParseResult, Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Sourced
+from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.argv import read_argv, split_command
 from vllm_triage.parsers.tolerant_json import Node
-from vllm_triage.provenance import Sourced
 
 
 @dataclass
@@ -433,7 +434,7 @@ class Extractor:
         evidence = [s.source for s in (exit_code, oom) if s is not None]
         if oom_killed:
             self.result.problems.append(
-                Problem(
+                Finding(
                     "container-oom-killed",
                     "error",
                     "the container was killed by the kernel OOM killer (State.OOMKilled=true"
@@ -445,7 +446,7 @@ class Extractor:
             )
         elif exit_code is not None and exit_code.value == 137:
             self.result.problems.append(
-                Problem(
+                Finding(
                     "container-killed",
                     "error",
                     "the container exited with 137 (SIGKILL) without OOMKilled: killed from outside",

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.ingest import prefixes
-from vllm_triage.parsers.base import ParseResult, Problem, clean_paste
+from vllm_triage.parsers.base import ParseResult, clean_paste
 from vllm_triage.parsers.launch.lexer import lex_script
-from vllm_triage.provenance import Provenance
 
 KIND_JSON = "request.json"
 KIND_CURL = "request.curl"
@@ -619,7 +620,7 @@ def _read_error_response(text: str, curl: _Curl, file: str, result: ParseResult)
         error = obj.get("error") if isinstance(obj.get("error"), dict) else obj
         message = str(error.get("message", "")).strip() or "the server answered with an error"
         result.problems.append(
-            Problem(
+            Finding(
                 id="request-error-response",
                 severity="error",
                 message=f"server answered: {message[:500]}",

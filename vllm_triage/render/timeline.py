@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.phases import PHASES
+from vllm_triage.core.phases import PHASES
 
 PHASE_LABELS = {
     "container": "container",

@@ -24,7 +24,9 @@ becomes a note, and what vLLM itself would reject (an unknown flag) becomes a pr
 
 from __future__ import annotations
 
-from vllm_triage.parsers.base import ParseResult, Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.compose import parse_compose
 from vllm_triage.parsers.launch.helm import parse_helm
 from vllm_triage.parsers.launch.kubernetes import parse_kubernetes
@@ -35,7 +37,6 @@ from vllm_triage.parsers.launch.session import parse_shell
 from vllm_triage.parsers.launch.sniff import looks_like
 from vllm_triage.parsers.launch.supervisord import parse_supervisord
 from vllm_triage.parsers.safe_yaml import YamlRefused
-from vllm_triage.provenance import Provenance
 
 
 def parse(text: str, file: str) -> ParseResult:
@@ -76,7 +77,7 @@ def parse(text: str, file: str) -> ParseResult:
         # Not read at all (billion laughs, an oversized file): say so as a problem, and do not
         # fall back to reading the same text as a shell paste.
         result = ParseResult(kind=f"{KIND_PREFIX}.{shape or 'unknown'}")
-        result.problems.append(Problem("yaml-refused", "warning", str(exc), [Provenance(file, None)]))
+        result.problems.append(Finding("yaml-refused", "warning", str(exc), [Provenance(file, None)]))
         return result
     except Exception as exc:  # a parser must never take the run down; say what happened instead
         result = ParseResult(kind=f"{KIND_PREFIX}.{shape or 'unknown'}")

@@ -3,7 +3,8 @@ container (whose own command or image entrypoint is read in turn); shell assignm
 
 from __future__ import annotations
 
-from vllm_triage.parsers.base import Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.parsers.launch.config_file import read_config_file
 from vllm_triage.parsers.launch.docker import (
     docker_option,
@@ -18,7 +19,6 @@ from vllm_triage.parsers.launch.model import Context, Launch, Shell, Value
 from vllm_triage.parsers.launch.paste import Line, logical_commands
 from vllm_triage.parsers.launch.vllm_args import ArgReader, is_option
 from vllm_triage.parsers.launch.wrappers import Anchor, basename, find_anchor
-from vllm_triage.provenance import Provenance
 
 
 def analyse(words: list[Token], shell: Shell, ctx: Context) -> Launch | None:
@@ -119,7 +119,7 @@ def container_command(
         if inner is not None:
             if default and not entrypoint:
                 launch.problems.append(
-                    Problem(
+                    Finding(
                         "command-after-vllm-image",
                         "warning",
                         f"{image.text} already starts vLLM from its entrypoint; the command after the image "

@@ -21,7 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.parsers.base import ParseResult, Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.docker import set_image
 from vllm_triage.parsers.launch.kubernetes import containers_in
 from vllm_triage.parsers.launch.launchers import RAY_SERVE_LLM
@@ -29,7 +31,6 @@ from vllm_triage.parsers.launch.lexer import Token
 from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Launch, Value, emit
 from vllm_triage.parsers.launch.vllm_args import key_dest
 from vllm_triage.parsers.launch.yaml_doc import YamlDoc, load_yaml, yaml_scalar
-from vllm_triage.provenance import Provenance
 
 PYTHON_LLM_CONFIG = re.compile(r"\bLLMConfig\s*\(")
 YAML_LLM_CONFIG = re.compile(r"^\s*(?:-\s+)?(?:llm_configs|model_loading_config):", re.M)
@@ -123,7 +124,7 @@ def _engine_kwarg(launch: Launch, key: str, value: Any, line: int | None, ctx: C
     if known is None:
         hint = f" (did you mean {suggestion.lstrip('-').replace('-', '_')}?)" if suggestion else ""
         launch.problems.append(
-            Problem(
+            Finding(
                 "unknown-flag",
                 "warning",
                 f"engine_kwargs key {key} is not a vLLM engine argument{hint}",

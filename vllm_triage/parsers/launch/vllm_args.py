@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.parsers.base import Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.parsers.launch.lexer import Token
 from vllm_triage.parsers.launch.model import Launch, Value
 from vllm_triage.parsers.vllm_flags import (
@@ -22,7 +23,6 @@ from vllm_triage.parsers.vllm_flags import (
     resolve_flag,
     suggest_flag,
 )
-from vllm_triage.provenance import Provenance
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+(?:\.\d+)?$")
 
@@ -219,7 +219,7 @@ class ArgReader:
 
     def _problem(self, problem_id: str, message: str, token: Token, advice: str = "") -> None:
         self.launch.problems.append(
-            Problem(problem_id, "warning", message, [Provenance(self.file, token.line)], advice)
+            Finding(problem_id, "warning", message, [Provenance(self.file, token.line)], advice)
         )
 
     # -- after the last word ---------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any
 
 import tomllib
 
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
 
 # name -> (required fields, optional fields)
 Schema = Mapping[str, tuple[set[str], set[str]]]
