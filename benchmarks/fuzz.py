@@ -193,19 +193,18 @@ def _target(name: str) -> Callable[[bytes], object]:
 
         return run_triage
 
-    from vllm_triage.fingerprint.combine import _PARSERS, ARTEFACT_MAX_BYTES, LOG_HEAD_BYTES, SCOPED_ROLES
+    from vllm_triage.fingerprint.combine import ARTEFACT_MAX_BYTES, LOG_HEAD_BYTES
+    from vllm_triage.parsers.registry import REGISTRY
 
-    module = _PARSERS[name]
+    found = REGISTRY[name]
     # What the combiner hands a parser: an artefact's first 16 MiB, a log's first 5 MiB.
     limit = LOG_HEAD_BYTES if name == "vllm_log" else ARTEFACT_MAX_BYTES
 
     def run_parser(data: bytes) -> object:
         data = data[:limit]
         text = decode_all(data, check_text(data[:65536], "fuzz.txt"))
-        module.looks_like(text)
-        if name in SCOPED_ROLES:
-            return module.parse(text, "fuzz.txt", "gpu")
-        return module.parse(text, "fuzz.txt")
+        found.looks_like(text)
+        return found.read(text, "fuzz.txt", "gpu")
 
     return run_parser
 

@@ -19,9 +19,9 @@ from vllm_triage.fingerprint.combine import combine
 from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from vllm_triage.ingest.limits import LIMITS, human
-from vllm_triage.ingest.roles import assign_roles, log_score
 from vllm_triage.ingest.skips import skipped_of
 from vllm_triage.ingest.sources import Source, collect
+from vllm_triage.parsers.roles import assign_roles, log_score
 
 
 def load_rules(extra_dirs: list[str] | None = None) -> CompiledRules:

@@ -18,8 +18,8 @@ from vllm_triage.compare.signals import read_signals
 from vllm_triage.core.errors import InputError
 from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint.model import Fingerprint
+from vllm_triage.ingest.manifest import Manifest, read_manifest
 from vllm_triage.ingest.readers import spool_stdin
-from vllm_triage.ingest.roles import read_manifest
 from vllm_triage.ingest.sources import Source
 
 # Environment artefacts are small. A log is read as text only this far: what the checklist looks
@@ -40,6 +40,7 @@ class Trial:
     triage: dict[str, Any] | None
     manifest: dict[str, Any] = field(default_factory=dict)  # bundle.toml [run]
     manifest_file: str | None = None
+    manifest_read: Manifest | None = None  # the parsed bundle.toml, for the line a key is on
     notes: list[str] = field(default_factory=list)
     _texts: dict[str, tuple[str, bool]] = field(default_factory=dict, repr=False)
 
@@ -77,15 +78,7 @@ class Trial:
 
     def manifest_line(self, key: str) -> int | None:
         """The line of `key = …` in bundle.toml, for evidence."""
-        if self.manifest_file is None:
-            return None
-        source = next((s for s in self.sources if s.name == self.manifest_file), None)
-        if source is None:
-            return None
-        for number, line in enumerate(self.text(source).splitlines(), 1):
-            if line.strip().startswith(f"{key} ") or line.strip().startswith(f"{key}="):
-                return number
-        return None
+        return self.manifest_read.line_of(key) if self.manifest_read is not None else None
 
 
 def _label(path: str) -> str:
@@ -132,12 +125,12 @@ def _read_manifest(trial: Trial) -> None:
     manifest = next((s for s in trial.sources if s.role == Role.MANIFEST), None)
     if manifest is None:
         return
-    table = read_manifest(manifest).get("run")
+    trial.manifest_read = read_manifest(manifest)
     trial.manifest_file = manifest.name
-    if isinstance(table, dict):
-        trial.manifest = table
-        if table.get("label"):
-            trial.label = str(table["label"])
+    if isinstance(trial.manifest_read.document.get("run"), dict):
+        trial.manifest = trial.manifest_read.run()
+        if trial.manifest.get("label"):
+            trial.label = str(trial.manifest["label"])
 
 
 def _fill_run(trial: Trial) -> None:

@@ -4,7 +4,6 @@ runtime signals, the manifest's `[run]` table)."""
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import PurePosixPath
 from typing import BinaryIO
@@ -13,8 +12,8 @@ from vllm_triage.compare.run import LABEL, NODE, STARTED, Entry, Run
 from vllm_triage.compare.signals import read_signals
 from vllm_triage.core.errors import InputError
 from vllm_triage.core.roles import Role
+from vllm_triage.ingest.manifest import read_manifest
 from vllm_triage.ingest.readers import spool_stdin
-from vllm_triage.ingest.roles import read_manifest
 from vllm_triage.ingest.sources import Source
 
 
@@ -86,24 +85,19 @@ def _manifest(run: Run, sources: list[Source], explicit_label: bool) -> None:
     manifest = next((s for s in sources if s.role == Role.MANIFEST), None)
     if manifest is None:
         return
-    table = read_manifest(manifest).get("run")
-    if not isinstance(table, dict):
+    read = read_manifest(manifest)
+    if not isinstance(read.document.get("run"), dict):
         return
-    text = manifest.read_bytes().decode("utf-8", errors="replace")
+    table = read.run()
     if table.get("label") and not explicit_label:
         run.label = str(table["label"])
     for key, name, kind in (("node", NODE, "knob"), ("started", STARTED, "fact"), ("start", STARTED, "fact")):
         if table.get(key) not in (None, ""):
-            entry = Entry(name, str(table[key]), {"file": manifest.name, "line": _line_of(text, key)}, kind)
+            entry = Entry(name, str(table[key]), {"file": manifest.name, "line": read.line_of(key)}, kind)
             if key == "node":
                 run.node = entry
             else:
                 run.started = entry
-
-
-def _line_of(text: str, key: str) -> int | None:
-    match = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
 
 
 def _started_fallback(run: Run) -> Entry | None:

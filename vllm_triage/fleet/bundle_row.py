@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
@@ -199,19 +199,18 @@ def _fingerprint(path: str, rule_dirs: list[str]) -> tuple[dict[str, Any], str |
 
 def _manifest_run(ref: BundleRef) -> dict[str, Any]:
     """The `[run]` table of the bundle's bundle.toml (label, node, started), or {}."""
-    from vllm_triage.ingest.roles import read_manifest
+    from vllm_triage.ingest.manifest import MANIFEST_NAME, is_manifest, read_manifest
     from vllm_triage.ingest.sources import collect
 
     if ref.kind == "file":
         return {}
     if ref.kind == "folder":
-        manifest = Path(ref.path) / "bundle.toml"
+        manifest = Path(ref.path) / MANIFEST_NAME
         if not manifest.is_file():
             return {}
     for source in collect([ref.path]):
-        if PurePosixPath(source.name.replace("!", "/")).name == "bundle.toml":
-            run = read_manifest(source).get("run", {})
-            return run if isinstance(run, dict) else {}
+        if is_manifest(source.name):
+            return read_manifest(source).run()
     return {}
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from vllm_triage.ingest.readers import open_regular
-from vllm_triage.ingest.roles import name_hint, sniff_text
+from vllm_triage.parsers.roles import name_hint, sniff_text
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".txz", ".zip")
 MANIFEST = "bundle.toml"

@@ -25,9 +25,11 @@ from urllib.parse import urlsplit
 
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult, clean_paste
 from vllm_triage.parsers.launch.lexer import lex_script
+from vllm_triage.parsers.registry import parser
 
 KIND_JSON = "request.json"
 KIND_CURL = "request.curl"
@@ -182,6 +184,9 @@ def _load_json_prefix(text: str) -> Any:
 # ------------------------------------------------------------------------------------------ parsing
 
 
+@parser(
+    Role.REQUEST, looks_like=looks_like, sniff=50
+)  # after launch: a curl alone is refused by the launch sniffer and claimed here
 def parse(text: str, file: str) -> ParseResult:
     """Read the request knobs from a JSON body or the first curl command that carries one."""
     cleaned = _cleaned_text(text or "")

@@ -28,8 +28,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult
+from vllm_triage.parsers.registry import parser
 
 KIND = "vllm_log.config"
 NAMESPACE_NOTE = "Namespace (all args, defaults included)"
@@ -168,6 +170,9 @@ def _first(text: str, needle: str, accept: Callable[[_Hit], Any]) -> tuple[_Hit,
 # ---------------------------------------------------------------------------------------- parsing
 
 
+@parser(
+    Role.VLLM_LOG, looks_like=looks_like, sniff=None
+)  # never asked: a log is recognised by how many of its lines look like one (parsers/roles.py)
 def parse(text: str, file: str) -> ParseResult:
     """Facts and knobs a vLLM log states about its own configuration."""
     result = ParseResult(kind=KIND)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.compose import parse_compose
 from vllm_triage.parsers.launch.helm import parse_helm
@@ -36,9 +37,13 @@ from vllm_triage.parsers.launch.sbatch import parse_sbatch
 from vllm_triage.parsers.launch.session import parse_shell
 from vllm_triage.parsers.launch.sniff import looks_like
 from vllm_triage.parsers.launch.supervisord import parse_supervisord
+from vllm_triage.parsers.registry import parser
 from vllm_triage.parsers.safe_yaml import YamlRefused
 
 
+@parser(
+    Role.LAUNCH_COMMAND, looks_like=looks_like, sniff=40
+)  # after inspect: a launch script that ends with a health-check curl is a launch command
 def parse(text: str, file: str) -> ParseResult:
     """Read the launch command(s) in `text`; never raises on odd input."""
     shape = None
