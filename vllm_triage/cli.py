@@ -7,12 +7,7 @@ Exit codes: 0 ok · 1 check: bundle incomplete / rules check failed · 2 usage e
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-import traceback
-from collections.abc import Callable
-from typing import Any
 
 import click
 
@@ -22,9 +17,10 @@ from vllm_triage.commands.output import (
     add_quiet_everywhere,
     add_width,
     emit_json,
+    internal_error,
     note,
+    run_action,
     text_width,
-    use_colour,
     width_option,
 )
 from vllm_triage.core.errors import ExitCode, TriageError
@@ -34,51 +30,6 @@ EXIT_CODES_HELP = (
     "4 bad input (missing, empty, binary, not the expected format, corrupt archive); 70 internal error."
 )
 FORMATS = ["text", "json", "md"]
-
-
-def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
-    """Turn every failure into one line on stderr and its exit code; never a traceback.
-
-    `input_exit` replaces the exit code of bad input for commands whose contract says otherwise
-    (diff and series: 2 for a usage or input error, so that 3 stays "confounded")."""
-    try:
-        return action()
-    except TriageError as exc:
-        click.echo(exc.one_line(), err=True)
-        sys.exit(input_exit if input_exit is not None and exc.exit_code == ExitCode.INPUT else exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("vllm-triage: interrupted", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        # `vllm-triage … | head`: the reader has what it wanted; not an error worth a line. Point
-        # stdout at /dev/null so the interpreter's final flush does not raise again.
-        # (A test runner's buffer has no file descriptor: then there is nothing left to flush.)
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(ExitCode.OK)
-    except BaseException as exc:  # a bug: one line, the traceback only on request
-        if isinstance(exc, (SystemExit, GeneratorExit)):
-            raise
-        _internal_error(exc)
-
-
-def _internal_error(exc: BaseException) -> None:
-    """One line and exit 70 for anything unexpected, a Rust panic from polars (a BaseException)
-    included; MemoryError says what it means."""
-    if os.environ.get("VLLM_TRIAGE_DEBUG"):
-        traceback.print_exception(exc)
-    if isinstance(exc, MemoryError):
-        what = "out of memory (lower --max-input or --max-line, or give the machine more memory)"
-    else:
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        what = f"{type(exc).__name__}: {first}"
-    click.echo(f"vllm-triage: internal-error: {what} (set VLLM_TRIAGE_DEBUG=1 for the traceback)", err=True)
-    sys.exit(ExitCode.INTERNAL)
-
-
-# Kept under their old names: the command modules import them from here.
-_emit_json = emit_json
-_use_colour = use_colour
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
@@ -150,7 +101,9 @@ def triage(
 
     chosen = _paths_or_sample(paths, sample)
     sys.exit(
-        _run(lambda: run_triage(chosen, fmt, verbose, list(rule_dirs), text_width(width), sys.stdin.buffer))
+        run_action(
+            lambda: run_triage(chosen, fmt, verbose, list(rule_dirs), text_width(width), sys.stdin.buffer)
+        )
     )
 
 
@@ -174,7 +127,9 @@ def fingerprint(
     from vllm_triage.commands.run_output import run_fingerprint
 
     chosen = _paths_or_sample(paths, sample)
-    sys.exit(_run(lambda: run_fingerprint(chosen, fmt, list(rule_dirs), text_width(width), sys.stdin.buffer)))
+    sys.exit(
+        run_action(lambda: run_fingerprint(chosen, fmt, list(rule_dirs), text_width(width), sys.stdin.buffer))
+    )
 
 
 @cli.group()
@@ -190,10 +145,10 @@ def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """List the rules in force (built-in plus --rules directories)."""
     from vllm_triage.engine.rules import load
 
-    ruleset = _run(lambda: load(list(rule_dirs)))
+    ruleset = run_action(lambda: load(list(rule_dirs)))
     chosen = [r for r in ruleset.rules if kind is None or r.kind == kind]
     if fmt == "json":
-        _emit_json(
+        emit_json(
             [
                 {
                     "id": r.id,
@@ -221,10 +176,10 @@ def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
     from vllm_triage.data_check import check_data
     from vllm_triage.engine.check import check, is_warning, problem_json, problem_line
 
-    problems, n_files, n_rules = _run(lambda: check(list(rule_dirs)))
-    problems = problems + _run(lambda: check_data(list(rule_dirs)))
+    problems, n_files, n_rules = run_action(lambda: check(list(rule_dirs)))
+    problems = problems + run_action(lambda: check_data(list(rule_dirs)))
     if fmt == "json":
-        _emit_json(
+        emit_json(
             {
                 "files": n_files,
                 "rules": n_rules,
@@ -294,4 +249,4 @@ def main() -> None:
     except BaseException as exc:  # the top-level guard: never a traceback
         if isinstance(exc, (SystemExit, GeneratorExit)):
             raise
-        _internal_error(exc)
+        internal_error(exc)

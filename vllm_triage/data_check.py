@@ -26,9 +26,9 @@ def check_data(extra_dirs: list[str] | None = None) -> list[Finding]:
     dirs = list(extra_dirs or [])
     problems: list[Finding] = []
 
+    from vllm_triage.analysis import known_issues
     from vllm_triage.compare import data as compare_data
     from vllm_triage.fingerprint import data as fingerprint_data
-    from vllm_triage.fleet import known_issues
 
     problems += _loader_problems("rules/compat, rules/recipes", lambda: fingerprint_data.load(dirs))
     problems += _loader_problems("rules/compare", lambda: compare_data.load(dirs))

@@ -139,7 +139,7 @@ def _known_issue(result: TriageResult, vllm_version: str | None, rule_dirs: list
     """The best match in the known-issue catalogue, unless this vLLM version already has the fix."""
     if result.chosen is None or result.chosen.first_error is None:
         return None
-    from vllm_triage.fleet.known_issues import best_match
+    from vllm_triage.analysis.known_issues import best_match
 
     try:
         return best_match(result.chosen.first_error.to_json(), vllm_version, tuple(rule_dirs or ()))

@@ -21,50 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
-# Names every package defines (dunders, torch's module protocol, decorators' wrappers, entry
-# points): without a file they say nothing about which step ran, so a bare frame of one of these
-# never decides a phase, and `rules check` warns when a table entry of this name has no file.
-GENERIC_FUNCTIONS = frozenset(
-    {
-        "__init__",
-        "__call__",
-        "__post_init__",
-        "__getattr__",
-        "__enter__",
-        "__exit__",
-        "__aenter__",
-        "__aexit__",
-        "<module>",
-        "<lambda>",
-        "<listcomp>",
-        "<genexpr>",
-        "<dictcomp>",
-        "forward",
-        "run",
-        "main",
-        "wrapper",
-        "inner",
-        "_wrapper",
-        "sync_wrapper",
-        "decorate_context",
-        "_call_impl",
-        "_wrapped_call_impl",
-        "run_method",
-        "execute_method",
-        "collective_rpc",
-        "load",
-        "compile",
-        "parse",
-        "validate",
-        "generate",
-        "sample",
-        "schedule",
-        "create",
-        "get_output",
-        "cleanup",
-        "shutdown",
-    }
-)
+from vllm_triage.engine.rules import GENERIC_FUNCTIONS
 
 # A traceback line: `File "<path>", line <n>, in <function>` (Python 3.11+ adds nothing here;
 # Cython frames name a dotted function, e.g. uvloop.loop.Loop.run_until_complete).

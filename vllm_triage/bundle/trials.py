@@ -90,7 +90,6 @@ def _label(path: str) -> str:
 def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> Trial:
     """One bundle (folder, archive, file, or - for stdin) as a trial. InputError only for unusable input."""
     from vllm_triage.pipeline import fingerprint_sources, gather, triage
-    from vllm_triage.render.triage_json import triage_to_json
 
     spooled = None
     if path == "-":  # read once, in blocks up to --max-input: gathering and the triage each need the bytes
@@ -110,7 +109,7 @@ def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | 
         notes.append(f"no fingerprint: {exc.message}")
     result: dict[str, Any] | None = None
     try:
-        result = triage_to_json(triage([path], rule_dirs, stream()))
+        result = triage([path], rule_dirs, stream()).to_json()
     except InputError as exc:
         if exc.problem_id not in _NOT_A_LOG:
             raise

@@ -51,10 +51,10 @@ def command(
     BUNDLES: bundle folders, .tar.gz/.tgz/.zip bundles, files, or - for stdin; several bundles (or
     one folder holding a folder per trial) are the trials of a series, in order.
     """
-    from vllm_triage.bundle.report_output import write_report
-    from vllm_triage.cli import _run
+    from vllm_triage.commands.output import run_action
+    from vllm_triage.commands.report_output import write_report
 
-    text = _run(
+    text = run_action(
         lambda: write_report(
             list(bundles), fmt, output, redact=redact, rule_dirs=list(rule_dirs), stdin=sys.stdin.buffer
         )

@@ -91,12 +91,11 @@ def run_triage(
     paths: list[str], fmt: str, verbose: bool, rule_dirs: list[str], width: int, stdin: Any
 ) -> int:
     from vllm_triage.pipeline import gather, triage_sources
-    from vllm_triage.render.triage_json import triage_to_json
 
     def analyse(run: Run) -> dict[str, Any]:
         sources = gather(run.paths, stdin)
         result = triage_sources(sources, rule_dirs)
-        return triage_to_json(result, _requests_of(sources, result))
+        return result.to_json(_requests_of(sources, result))
 
     def render(data: dict[str, Any]) -> str:
         if fmt == "md":

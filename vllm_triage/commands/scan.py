@@ -85,12 +85,12 @@ def command(
     Query the result with polars/DuckDB/Spark (`OUT_DIR/runs/*.parquet`) or `vllm-triage fleet OUT_DIR`.
     """
 
-    from vllm_triage.cli import _run
+    from vllm_triage.commands.output import run_action
     from vllm_triage.fleet.scan import scan
 
     bar = _ProgressBar()
     try:
-        stats = _run(
+        stats = run_action(
             lambda: scan(
                 list(paths),
                 out_dir,

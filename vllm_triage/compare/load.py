@@ -22,7 +22,6 @@ def load_run(
 ) -> Run:
     """Read one run. InputError when the path is unusable or holds nothing to compare."""
     from vllm_triage.pipeline import fingerprint_sources, gather, triage_sources
-    from vllm_triage.render.triage_json import triage_to_json
 
     spooled = None
     if (
@@ -42,7 +41,7 @@ def load_run(
     except InputError as exc:
         run.notes.append(f"no fingerprint: {exc.message}")
     try:
-        run.triage = triage_to_json(triage_sources(sources, rule_dirs))
+        run.triage = triage_sources(sources, rule_dirs).to_json()
     except InputError as exc:
         if exc.problem_id not in ("no-log-in-bundle", "not-a-log"):
             raise

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_triage.compare.signature import signature, signature_hash, similarity
+from vllm_triage.analysis.signature import signature, signature_hash, similarity
 from vllm_triage.core.phases import phase_index
 
 # Conclusions of a failure comparison (stable ids: the JSON contract uses them).

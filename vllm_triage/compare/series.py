@@ -11,13 +11,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from vllm_triage.analysis.signature import similarity
 from vllm_triage.compare.changes import compare_runs
 from vllm_triage.compare.data import CompareData, Stage
 from vllm_triage.compare.data import load as load_data
 from vllm_triage.compare.diff import CONFOUNDED, DiffResult, diff_runs, exit_code_of
 from vllm_triage.compare.outcome import Outcome, outcome_of
 from vllm_triage.compare.run import Run
-from vllm_triage.compare.signature import similarity
 from vllm_triage.compare.stages import Seen, active_stages, prefix_caching
 from vllm_triage.core.errors import InputError
 

@@ -8,13 +8,12 @@ from pathlib import Path
 import polars as pl
 import regex
 
-from vllm_triage.analysis.callpath import GENERIC_FUNCTIONS
 from vllm_triage.core.errors import RuleError
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.phases import PHASES
 from vllm_triage.core.provenance import Provenance
 from vllm_triage.engine.matcher import compile_rules, unanchor
-from vllm_triage.engine.rules import FrameHint, Rule, RuleSet, is_engine_file, load_file
+from vllm_triage.engine.rules import GENERIC_FUNCTIONS, FrameHint, Rule, RuleSet, is_engine_file, load_file
 from vllm_triage.logframe import parse_lines
 from vllm_triage.resources import rules_dir
 

@@ -27,6 +27,52 @@ PHASE_SOURCES = ("context", "rule")
 IMPLIES = ("", "startup", "request")
 
 
+# Names every package defines (dunders, torch's module protocol, decorators' wrappers, entry
+# points): without a file they say nothing about which step ran, so a bare frame of one of these
+# never decides a phase, and `rules check` warns when a table entry of this name has no file.
+GENERIC_FUNCTIONS = frozenset(
+    {
+        "__init__",
+        "__call__",
+        "__post_init__",
+        "__getattr__",
+        "__enter__",
+        "__exit__",
+        "__aenter__",
+        "__aexit__",
+        "<module>",
+        "<lambda>",
+        "<listcomp>",
+        "<genexpr>",
+        "<dictcomp>",
+        "forward",
+        "run",
+        "main",
+        "wrapper",
+        "inner",
+        "_wrapper",
+        "sync_wrapper",
+        "decorate_context",
+        "_call_impl",
+        "_wrapped_call_impl",
+        "run_method",
+        "execute_method",
+        "collective_rpc",
+        "load",
+        "compile",
+        "parse",
+        "validate",
+        "generate",
+        "sample",
+        "schedule",
+        "create",
+        "get_output",
+        "cleanup",
+        "shutdown",
+    }
+)
+
+
 @dataclass(frozen=True)
 class FrameHint:
     """A function of vLLM's call path (rules/frames.toml) that places a failure in a phase."""
@@ -93,8 +139,6 @@ class RuleSet:
         """Names of shutdown frames, for callers that see function names only. Generic names
         (`shutdown`, `cleanup`) are left out: without their file they would mark any package's
         frame; analysis.callpath matches them with their file."""
-        from vllm_triage.analysis.callpath import GENERIC_FUNCTIONS
-
         return frozenset(
             h.function for h in self.frames if h.teardown and h.function not in GENERIC_FUNCTIONS
         )

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
-from vllm_triage.compare.signature import normalise, signature, signature_hash
+from vllm_triage.analysis import known_issues
+from vllm_triage.analysis.signature import normalise, signature, signature_hash
 from vllm_triage.core.errors import TriageError
-from vllm_triage.fleet import known_issues
 from vllm_triage.fleet.bundles import BundleRef, content_hash, is_archive, mtime
 
 if TYPE_CHECKING:
@@ -101,12 +101,11 @@ def _analyse(
     ref: BundleRef, run: dict[str, Any], rule_dirs: list[str], compiled: CompiledRules | None
 ) -> BundleRows:
     from vllm_triage.pipeline import triage
-    from vllm_triage.render.triage_json import triage_to_json
 
     # A shallow copy per bundle: the matcher may keep per-run state on the object (which engine
     # a pattern runs in after an overrun), and one bundle's state must not leak into the next.
     result = triage([ref.path], rule_dirs, compiled=copy.copy(compiled) if compiled else None)
-    triaged = triage_to_json(result)
+    triaged = result.to_json()
     if result.fingerprint is not None:  # read with the triage: the bundle is not gathered twice
         fingerprint, fp_error = result.fingerprint.to_json(), None
     else:

@@ -145,7 +145,7 @@ def _preflight(rule_dirs: tuple[str, ...]) -> CompiledRules:
     """Rules and catalogue must load before any bundle is analysed: a broken rule file would
     otherwise be recorded as a thousand failed runs, and those would be skipped as unchanged by
     the next scan. Raises RuleError (exit 4). Returns the compiled rules (for jobs=1)."""
-    from vllm_triage.fleet import known_issues
+    from vllm_triage.analysis import known_issues
     from vllm_triage.pipeline import load_rules
 
     compiled = load_rules(list(rule_dirs))
@@ -263,7 +263,7 @@ _WORKER_RULES: dict[tuple[str, ...], CompiledRules] = {}
 def _init_worker(rule_dirs: tuple[str, ...]) -> None:
     """Runs once in each pool process before its first task: imports, rules, the known-issue
     catalogue, so no bundle pays for them."""
-    from vllm_triage.fleet import known_issues
+    from vllm_triage.analysis import known_issues
     from vllm_triage.pipeline import load_rules
 
     _WORKER_RULES[rule_dirs] = load_rules(list(rule_dirs))

@@ -10,8 +10,8 @@ from __future__ import annotations
 from datetime import date, datetime, timezone
 from typing import Any
 
+from vllm_triage.analysis import known_issues
 from vllm_triage.core.errors import InputError
-from vllm_triage.fleet import known_issues
 from vllm_triage.fleet.store import read_tables
 
 SUMMARY_SCHEMA = "vllm-triage.fleet-summary/1"
@@ -162,11 +162,3 @@ def _groups(runs, column: str) -> list[dict[str, Any]]:
         .sort(["failed", "runs", "key"], descending=[True, True, False])
         .to_dicts()
     )
-
-
-def render(summary: dict[str, Any], fmt: str) -> str:
-    """text | md (jinja2 templates in reports/); json is the dict itself."""
-    from vllm_triage.render.templates import render as render_template
-
-    template = {"text": "fleet.txt.j2", "md": "fleet.md.j2"}[fmt]
-    return render_template(template, s=summary, max_listed=MAX_LISTED)
