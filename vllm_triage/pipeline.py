@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from vllm_triage.analysis.triage import TriageResult, analyse_log, choose
 from vllm_triage.core.errors import InputError, TriageError
@@ -89,7 +89,9 @@ def triage_sources(
         analyses.append(analyse_log(scanned, compiled))
         # Only the cut lines outlive the loop: a scan's retained rows are freed once analysed.
         cuts.append(LineCuts(scanned.file, scanned.cut_lines, scanned.cut_count))
-    inputs = [{"path": s.name, "role": s.role or Role.UNKNOWN, "lines": None} for s in sources]
+    inputs: list[dict[str, Any]] = [
+        {"path": s.name, "role": s.role or Role.UNKNOWN, "lines": None} for s in sources
+    ]
     for entry in inputs:
         for analysis in analyses:
             if analysis.file == entry["path"]:

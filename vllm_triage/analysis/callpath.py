@@ -41,14 +41,20 @@ _MESSENGERS = frozenset({PYTHON, "pydantic", "pydantic_core"})
 
 
 class Hint(Protocol):
-    """What callpath needs of a frame-table entry (engine.rules.FrameHint has it)."""
+    """What callpath needs of a frame-table entry (engine.rules.FrameHint has it; read-only)."""
 
-    function: str
-    phase: str
-    strong: bool
-    teardown: bool
-    file: str
-    package: str
+    @property
+    def function(self) -> str: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def strong(self) -> bool: ...
+    @property
+    def teardown(self) -> bool: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def package(self) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def _issue_from_table(table: dict, file: str) -> KnownIssue:
     except ValueError as exc:
         raise RuleError(f"{where}: {exc}") from exc
     return KnownIssue(
-        id=issue_id,
+        id=str(issue_id),
         ref=table["ref"],
         title=table["title"],
         signatures=signatures,

@@ -148,7 +148,7 @@ def _decide(
     if reached:
         last = max(reached, key=lambda m: (phase_index(m.phase), m.line))
         engine_rule = rule is not None and phase_index(rule.phase) >= phase_index("cuda_init")
-        if engine_rule and phase_index(last.phase) < phase_index("cuda_init"):
+        if rule is not None and engine_rule and phase_index(last.phase) < phase_index("cuda_init"):
             # A CUDA/weights/memory error needs a running engine: its banner is just not in the input.
             return rule.phase, f"rule {rule.id}: the engine had started (its banner is not in the input)"
         return last.phase, f"last milestone reached: {last.name} (line {last.line})"

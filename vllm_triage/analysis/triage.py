@@ -88,10 +88,11 @@ class TriageResult:
         """The triage JSON contract (DESIGN §4), schema vllm-triage.triage/1. `requests`: what the
         server answered ({"ok", "failed", "received"}), when it was read."""
         chosen = self.chosen
-        first_error = chosen.first_error.to_json() if chosen and chosen.first_error else None
-        if first_error is not None:
-            first_error["block_lines"] = chosen.first_error.lines
-            first_error["block_rows"] = [_row_json(r) for r in chosen.first_error.rows]
+        block = chosen.first_error if chosen else None
+        first_error = block.to_json() if block else None
+        if block is not None and first_error is not None:
+            first_error["block_lines"] = block.lines
+            first_error["block_rows"] = [_row_json(r) for r in block.rows]
         findings = [f.to_json() for f in (chosen.findings if chosen else [])]
         findings += [f.to_json() for f in self.findings]
         consequences = []
@@ -231,10 +232,14 @@ def _error_block(
                 and block.start <= c.row.line <= block.end
                 and c.row.stream == chosen.row.stream
             ),
-            key=lambda c: c.rule.priority,
+            key=lambda c: c.rule.priority if c.rule else 0,
             default=None,
         )
-        if best is not None and (rule is None or best.rule.priority > rule.priority):
+        if (
+            best is not None
+            and best.rule is not None
+            and (rule is None or best.rule.priority > rule.priority)
+        ):
             rule = best.rule
     row = _line_naming_the_cause(chosen, block, roots) if kind == "root" else chosen.row
     rows_by_line = {r.line: r for r in index.rows}
@@ -482,7 +487,7 @@ def choose(analyses: list[LogAnalysis]) -> LogAnalysis | None:
         return None
     ranked = {"root": 0, "died": 1, "consequence_only": 1, "plain_error": 2, "warning": 3, "hang": 4}
 
-    def key(a: LogAnalysis):
+    def key(a: LogAnalysis) -> tuple[int, int, int]:
         if a.first_error is None:
             return (9, 9, 0)
         return (ranked.get(a.first_error.kind, 5), phase_index(a.phase), a.first_error.row.line)

@@ -165,6 +165,7 @@ def same_node(ctx: SeriesContext) -> Verdict:
     undocumented = [t.label for t in ctx.trials if _host_captured(t) is None]
     if len(names) == 1 and not ctx.several:
         node = nodes[0]
+        assert node is not None  # every trial's node was recorded (checked above)
         if undocumented:
             return missing(
                 f"node {node.value} is named but its host is not captured (host nvidia-smi)",

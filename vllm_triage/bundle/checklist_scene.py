@@ -156,7 +156,7 @@ def nvidia_smi_views(ctx: TrialContext) -> Verdict:
             f"{', '.join(s.name for s in unscoped)} does not say where it was taken (host or container); "
             + text
         )
-        return failed(text, [Provenance(s.name) for s in unscoped] + evidence, ("manifest", *places))
+        return failed(text, [*(Provenance(s.name) for s in unscoped), *evidence], ("manifest", *places))
     return missing(text, places, evidence)
 
 
@@ -414,14 +414,14 @@ def request_recorded(ctx: TrialContext) -> Verdict:
             ("host",),
         )
     level = as_int(concurrency.value) if concurrency is not None else 1
-    if level and level > 1 and ctx.index == 0:
+    if concurrency is not None and level and level > 1 and ctx.index == 0:
         return failed(
             f"the base trial sends {level} requests at once ({concurrency.source}): the base is one request",
             [where(concurrency)],
             ("host",),
         )
     return passed(
-        f"one request with model, messages, max_tokens, temperature and timeout ({first.source.file})",
+        f"one request with model, messages, max_tokens, temperature and timeout ({first.source.file if first else '?'})",
         where(first),
     )
 

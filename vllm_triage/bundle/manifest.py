@@ -44,8 +44,8 @@ def _pairs(table: Mapping[str, object]) -> list[str]:
 
 def dumps(
     run: Mapping[str, object],
-    files: list[Mapping[str, object]],
-    steps: list[Mapping[str, object]],
+    files: Sequence[Mapping[str, object]],
+    steps: Sequence[Mapping[str, object]],
     header: str = "",
 ) -> str:
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]

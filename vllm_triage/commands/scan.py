@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -20,7 +21,7 @@ class _ProgressBar:
     """click's bar on stderr when stderr is a terminal; nothing at all when piped or redirected."""
 
     def __init__(self) -> None:
-        self.bar = None
+        self.bar: Any = None  # click's ProgressBar once started
 
     def start(self, total: int) -> None:
         if total and sys.stderr.isatty():

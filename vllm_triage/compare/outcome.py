@@ -83,7 +83,7 @@ def outcome_of(triage: dict[str, Any] | None) -> Outcome:
         return Outcome(known=False, failed=False, phase="unknown")
     first = triage.get("first_error")
     phase = str(triage.get("phase") or ("none" if first is None else "unknown"))
-    common = {
+    common: dict[str, Any] = {
         "ready": bool(triage.get("ready")),
         "last_milestone": triage.get("last_milestone"),
         "first_missing": triage.get("first_missing_milestone"),

@@ -193,7 +193,8 @@ def check(extra_dirs: list[str] | None = None) -> tuple[list[Finding], int, int]
             problems.append(problem(extra, None, "not a directory"))
             continue
         files.extend(f for f in sorted(path.rglob("*.toml")) if is_engine_file(f))
-    frames, order = [], []
+    frames: list[FrameHint] = []
+    order: list[str] = []
     for path in files:
         try:
             file_rules, file_frames, file_order = load_file(path)

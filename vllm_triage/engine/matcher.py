@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 import regex
@@ -83,10 +84,11 @@ def _first_match(rules: list[Rule], column: str) -> pl.Expr:
     if not rules:
         return pl.lit(None, dtype=pl.String)
     col = pl.col(column)
-    chain = pl.when(col.str.contains(rules[0].pattern)).then(pl.lit(rules[0].id))
+    chain: Any = pl.when(col.str.contains(rules[0].pattern)).then(pl.lit(rules[0].id))
     for rule in rules[1:]:
         chain = chain.when(col.str.contains(rule.pattern)).then(pl.lit(rule.id))
-    return chain.otherwise(pl.lit(None, dtype=pl.String))
+    expression: pl.Expr = chain.otherwise(pl.lit(None, dtype=pl.String))
+    return expression
 
 
 def compile_rules(ruleset: RuleSet) -> CompiledRules:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import regex
 import tomllib
@@ -242,7 +243,7 @@ def _frames_from_table(tables: list, file: str, foreign: bool = False) -> list[F
         unknown = set(table) - (_TEARDOWN_FRAME_KEYS if foreign else _FRAME_KEYS)
         if unknown:
             raise _fail(file, None, f"{kind} entry {function}: unknown field(s) {', '.join(sorted(unknown))}")
-        where = {
+        where: dict[str, Any] = {
             "file": str(table.get("file", "")),
             "versions": str(table.get("versions", "")),
             "why": str(table.get("why", "")),

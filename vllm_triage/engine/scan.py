@@ -235,7 +235,8 @@ def _contains(raw: pl.Series, pattern: str) -> pl.Series:
         return raw.str.contains(pattern)
     half = n // 2
     first, second = _POOL.map(lambda part: part.str.contains(pattern), (raw.slice(0, half), raw.slice(half)))
-    return pl.concat([first, second])
+    both: pl.Series = pl.concat([first, second])
+    return both
 
 
 def _first_marker_lines(raw: pl.Series, state: _State, done: frozenset[str]) -> pl.Series:

@@ -153,8 +153,9 @@ def _read_one(
     except Exception as exc:  # parsers promise not to raise; a bug in one must not lose the rest
         fingerprint.notes.append(f"{source.name}: could not be read ({type(exc).__name__}: {exc})")
         return role, ParseResult(kind="unreadable"), None
-    if role in _PAIRED:
-        _add_embedded(result, _PAIRED[role], text, source.name, scope)
+    paired = _PAIRED.get(Role(role)) if role in Role._value2member_map_ else None
+    if paired is not None:
+        _add_embedded(result, paired, text, source.name, scope)
     if _empty(result):
         second = _second_opinion(text, source.name, role, scope)
         if second is not None:
@@ -227,7 +228,8 @@ def _read_manifest(source: Source) -> ParseResult:
     except InputError:
         return result  # role assignment already reported a manifest that does not parse
     document = manifest.document
-    table = document.get("run") if isinstance(document.get("run"), dict) else document
+    run = document.get("run")
+    table: dict[str, Any] = run if isinstance(run, dict) else document
     for key, (kind, name) in _MANIFEST_KEYS.items():
         value = table.get(key)
         if value is None or isinstance(value, (dict, list)):
@@ -308,7 +310,7 @@ def _differs(name: str, a: Any, b: Any) -> bool:
             return str(sa) != str(sb)
     if name == "image.ref":
         return image_name(a) != image_name(b)
-    return canonical(a) != canonical(b)
+    return bool(canonical(a) != canonical(b))
 
 
 def _short(value: Any, limit: int = 80) -> str:

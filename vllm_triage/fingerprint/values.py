@@ -104,7 +104,7 @@ def canonical(value: Any) -> Any:
 
 
 def same(a: Any, b: Any) -> bool:
-    return canonical(a) == canonical(b)
+    return bool(canonical(a) == canonical(b))
 
 
 # Python object reprs in a log's `non-default args`: `<function … at 0x…>`, `<CompilationMode.X: 3>`.

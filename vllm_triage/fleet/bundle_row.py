@@ -12,6 +12,7 @@ import copy
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -213,7 +214,7 @@ def _manifest_run(ref: BundleRef) -> dict[str, Any]:
     return {}
 
 
-def _lookup(fingerprint: dict[str, Any]):
+def _lookup(fingerprint: dict[str, Any]) -> Callable[..., Any]:
     knobs, facts = fingerprint.get("knobs", {}), fingerprint.get("facts", {})
 
     def value(*names: str) -> Any:
@@ -284,7 +285,9 @@ def _started(run: dict[str, Any], given: Any, ref: BundleRef, source: str = "man
             newest = mtime(ref)
         except OSError:
             newest = None
-        when, source = (datetime.fromtimestamp(newest, timezone.utc), "mtime") if newest else (None, None)
+        when = datetime.fromtimestamp(newest, timezone.utc) if newest else None
+        run["started_at"], run["started_source"] = when, "mtime" if newest else None
+        return
     run["started_at"], run["started_source"] = when, source
 
 

@@ -176,7 +176,15 @@ def _changed(
     return changed, keys
 
 
-def _new_content(changed, keys, manifest, force, stats, pool, progress) -> list[tuple[BundleRef, str | None]]:
+def _new_content(
+    changed: list[BundleRef],
+    keys: dict[str, Any],
+    manifest: dict[str, Any],
+    force: bool,
+    stats: Any,
+    pool: Any,
+    progress: Progress | None,
+) -> list[tuple[BundleRef, str | None]]:
     """Hash the changed bundles (in parallel: hashing reads every byte) and drop known content."""
     todo: list[tuple[BundleRef, str | None]] = []
     this_scan: set[str] = set()
@@ -216,7 +224,9 @@ class _Book:
 Task = tuple  # (BundleRef, rule_dirs, run_id | None, scan_id, scanned_at): small, pickled per bundle
 
 
-def _tasks(todo, rule_dirs: tuple[str, ...], scan_id: str, scanned_at: datetime) -> list[Task]:
+def _tasks(
+    todo: list[tuple[BundleRef, str | None]], rule_dirs: tuple[str, ...], scan_id: str, scanned_at: datetime
+) -> list[Task]:
     return [(ref, tuple(rule_dirs), run_id, scan_id, scanned_at) for ref, run_id in todo]
 
 
@@ -231,7 +241,7 @@ def write_rows(out: Path, scan_id: str, part: int, results: list[BundleRows]) ->
     return names
 
 
-def _analyse(tasks: list[Task], book: _Book, pool, progress: Progress | None, batch_runs: int) -> None:
+def _analyse(tasks: list[Task], book: _Book, pool: Any, progress: Progress | None, batch_runs: int) -> None:
     batch: list[BundleRows] = []
     part = 0
     for task, rows in zip(tasks, _map(pool, _rows_one, tasks), strict=True):
@@ -285,7 +295,7 @@ def _rows_one(task: Task) -> BundleRows:
 class _Inline:
     """jobs=1: run in this process (no pickling, debuggable, and tests can count calls)."""
 
-    def map(self, fn, items, chunksize: int = 1) -> Iterator:
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], chunksize: int = 1) -> Iterator[Any]:
         return map(fn, items)
 
 

@@ -105,7 +105,8 @@ class SparkEngine:
             return []
         context = self._context()
         slices = min(len(items), PARTITIONS_PER_CORE * context.defaultParallelism)
-        return context.parallelize(items, slices).map(fn).collect()
+        results: list[Any] = context.parallelize(items, slices).map(fn).collect()
+        return results
 
     def analyse(self, tasks: list[tuple], out: Path, batch_runs: int) -> Iterator[tuple[list, list[str]]]:
         """Per partition: ([(path, run id, status)…], part files written). Each partition holds at

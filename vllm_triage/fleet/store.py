@@ -47,7 +47,7 @@ def load_manifest(out: Path) -> dict[str, Any]:
     if not path.exists():
         return empty_manifest()
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError("bad-fleet-manifest", f"{path} cannot be read ({exc})") from exc
     if manifest.get("schema") != MANIFEST_SCHEMA:

@@ -16,7 +16,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.limits import LIMITS, RATIO_SLACK, human
@@ -176,12 +176,15 @@ def maybe_gunzip(stream: BinaryIO, budget: Budget, key: str) -> BinaryIO:
     bundle), and counted against the budget either way."""
     magic = stream.read(2)
     if magic != GZIP_MAGIC and _rewound(stream, len(magic)):
-        return Bounded(stream, budget, key)  # the plain case reads the file object directly
+        # the plain case reads the file object directly
+        return cast(BinaryIO, Bounded(stream, budget, key))
     rest = _Prefixed(magic, stream)
+    # The io.RawIOBase wrappers are read as binary streams (typing.BinaryIO is a protocol they
+    # do not declare): cast where they leave this module.
     if magic == GZIP_MAGIC:
-        inflated = gzip.GzipFile(fileobj=rest)  # type: ignore[arg-type]
-        return _Inflating(inflated, budget, key + "!gunzip", rest)  # type: ignore[arg-type]
-    return Bounded(rest, budget, key)  # type: ignore[arg-type]
+        inflated = gzip.GzipFile(fileobj=rest)
+        return cast(BinaryIO, _Inflating(cast(BinaryIO, inflated), budget, key + "!gunzip", rest))
+    return cast(BinaryIO, Bounded(cast(BinaryIO, rest), budget, key))
 
 
 def _rewound(stream: BinaryIO, n: int) -> bool:

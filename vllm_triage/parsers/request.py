@@ -225,7 +225,7 @@ def _parse_json_document(text: str, file: str, result: ParseResult) -> None:
         obj, end = json.JSONDecoder().raw_decode(body)
     except ValueError as error:
         result.notes.append(
-            f"{file}: the JSON body is cut ({error.msg}); readable fields kept, counts are lower bounds"
+            f"{file}: the JSON body is cut ({getattr(error, 'msg', error)}); readable fields kept, counts are lower bounds"
         )
         _record_body(_scalar_fields(body), body, first_line, file, result)
         return
@@ -288,7 +288,7 @@ def _record_curl_body(body: _Token, text: str, file: str, result: ParseResult) -
         obj, _ = json.JSONDecoder().raw_decode(stripped)
     except ValueError as error:
         result.notes.append(
-            f"{file}:{body.line}: the -d body is not valid JSON ({error.msg}); readable fields kept"
+            f"{file}:{body.line}: the -d body is not valid JSON ({getattr(error, 'msg', error)}); readable fields kept"
         )
         obj = _scalar_fields(stripped)
     if not isinstance(obj, dict):
@@ -329,7 +329,7 @@ def _heredoc_after(text: str, line: int) -> tuple[int, str] | None:
         match = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", lines[index])
         if match:
             terminator = match.group(1)
-            body_lines = []
+            body_lines: list[str] = []
             for following in lines[index + 1 :]:
                 if following.strip() == terminator:
                     return index + 2, "\n".join(body_lines)

@@ -100,7 +100,7 @@ def _environment(trial: Trial, spoiled: set[str]) -> dict[str, Any]:
     rows = []
     for label, names in _ENVIRONMENT_ROWS:
         found = next(
-            (fp.get(n) for n in names if fp.get(n) is not None and fp.get(n).value not in (None, "")), None
+            (s for s in (fp.get(n) for n in names) if s is not None and s.value not in (None, "")), None
         )
         if found is not None:
             rows.append(
@@ -151,7 +151,7 @@ def _command(trial: Trial, spoiled: set[str]) -> dict[str, Any] | None:
             import shlex
 
             return {
-                "file": _where((cmd or entry).source.to_json(), trial),
+                "file": _where(next(s for s in (cmd, entry) if s is not None).source.to_json(), trial),
                 "text": shlex.join(str(w) for w in words),
                 "cut": False,
                 "how": "what the container ran (docker inspect Path and Args)",

@@ -201,12 +201,12 @@ def _assignments(words: list[Token], shell: Shell) -> bool:
         return True
     if all(ASSIGNMENT.match(word.text) for word in words):
         for word in words:
-            name, _, value = word.text.partition("=")
-            shell.variables[name] = Value(value, word.line)
+            name, _, assigned = word.text.partition("=")
+            shell.variables[name] = Value(assigned, word.line)
         return True
     if head.lower() == "set" and len(words) == 2 and ASSIGNMENT.match(words[1].text):
-        name, _, value = words[1].text.partition("=")
-        shell.variables[name] = shell.exported[name] = Value(value, words[1].line)
+        name, _, assigned = words[1].text.partition("=")
+        shell.variables[name] = shell.exported[name] = Value(assigned, words[1].line)
         return True
     if head == "unset":
         for word in words[1:]:

@@ -19,7 +19,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Provenance
@@ -247,7 +247,7 @@ def _python_configs(text: str, ctx: Context) -> list[_Config]:
     return [config for config in configs if config.data.get("model_loading_config")]
 
 
-def _is_llm_config(node: ast.AST) -> bool:
+def _is_llm_config(node: ast.AST) -> TypeGuard[ast.Call]:
     if not isinstance(node, ast.Call):
         return False
     func = node.func

@@ -136,8 +136,9 @@ class ArgReader:
                 return index + 2
             self._set(spec.dest, Value("true", word.line))
             return index + 1
-        value, index = self._one_value(words, index, inline, spec.long)
-        if value is not None:
+        taken, index = self._one_value(words, index, inline, spec.long)
+        if taken is not None:
+            value = taken
             if spec.dest == "model":
                 self.model_flag = value
             self._set(spec.dest, value)

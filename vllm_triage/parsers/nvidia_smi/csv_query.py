@@ -321,9 +321,10 @@ def _emit_csv_apps(block: _CsvBlock, rows: list[tuple[int, list[str]]], out: Out
         )
     out.fact("gpu_processes", len(rows), line)
     pids = _column(block, rows, "pid") or [""] * len(rows)
-    names = _column(block, rows, "process_name") or [None] * len(rows)
-    used = _column(block, rows, "used_gpu_memory") or [None] * len(rows)
-    uuids = _column(block, rows, "gpu_uuid") or [None] * len(rows)
+    nothing: list[str | None] = [None] * len(rows)
+    names: list[str | None] = [*(_column(block, rows, "process_name") or nothing)]
+    used: list[str | None] = [*(_column(block, rows, "used_gpu_memory") or nothing)]
+    uuids: list[str | None] = [*(_column(block, rows, "gpu_uuid") or nothing)]
     out.fact(
         "gpu_process_list",
         [

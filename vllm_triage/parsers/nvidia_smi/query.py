@@ -256,7 +256,7 @@ def _emit_query_processes(gpus: list[QueryGpu], out: Out, form: str) -> None:
         for index, gpu in enumerate(gpus)
         for proc in gpu.processes or []
     ]
-    compute = [proc for proc in listed if "C" in (proc["type"] or "C")]
+    compute = [proc for proc in listed if "C" in str(proc["type"] or "C")]
     note = None
     if len(known) < len(gpus):
         note = f"Processes read for {len(known)} of {len(gpus)} GPUs"
