@@ -202,13 +202,7 @@ def _register_command_modules() -> None:
     from vllm_triage.commands import COMMAND_MODULES
 
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue  # not written yet
-            raise
-        cli.add_command(module.command)
+        cli.add_command(importlib.import_module(name).command)
 
 
 _register_command_modules()

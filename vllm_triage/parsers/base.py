@@ -73,15 +73,3 @@ def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
             continue
         out.append(PasteLine(number, line))
     return out
-
-
-def prompt_commands(text: str) -> list[PasteLine]:
-    """The shell commands shown as prompts in a paste (`$ nvidia-smi -q`), without the prompt."""
-    found = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = strip_ansi(raw).rstrip("\r")
-        while _QUOTE.match(line):
-            line = _QUOTE.sub("", line, count=1)
-        if _PROMPT.match(line):
-            found.append(PasteLine(number, re.sub(r"^.*?[$#]\s+", "", line, count=1)))
-    return found
