@@ -17,7 +17,7 @@ from vllm_triage.ingest import prefixes
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from vllm_triage.ingest.manifest import MANIFEST_NAME, is_manifest, read_manifest
 from vllm_triage.ingest.sources import Source
-from vllm_triage.parsers.registry import REGISTRY, Format
+from vllm_triage.parsers.registry import REGISTRY, Format, Registry
 
 # Lines that only a log of a vLLM server (or the Python/torch/NCCL stack under it) prints.
 # The prefix heads come from the one grammar; any transport may precede them (`^(?:.*?\s)?`).
@@ -53,7 +53,7 @@ def log_score(text: str) -> int:
     return sum(1 for _ in zip(range(200), _LOG_LINE.finditer(text), strict=False))
 
 
-def sniff_text(text: str, name: str = "") -> Role:
+def sniff_text(text: str, name: str = "", registry: Registry = REGISTRY) -> Role:
     stripped = text.lstrip("\ufeff \t\r\n")
     if _JSON_LOG_LINE.search(stripped[:4096]) and stripped.startswith("{") and "\n{" in stripped[:65536]:
         return Role.VLLM_LOG  # JSON-lines log (docker json-file driver, structured logging)
@@ -62,7 +62,7 @@ def sniff_text(text: str, name: str = "") -> Role:
         # A GitHub issue paste is collect_env output (or nvidia-smi, the command, the env) followed
         # by the log: with this many log lines in the head, the log is what the file is for.
         return Role.VLLM_LOG
-    for found in REGISTRY.sniffers():
+    for found in registry.sniffers():
         if found.role == Role.LAUNCH_COMMAND and score >= 3:
             continue  # a log quotes its own command line; the log is what it is
         if _looks_like(found, text):
