@@ -22,13 +22,13 @@ from functools import lru_cache
 from typing import Protocol
 
 from vllm_triage.engine.rules import GENERIC_FUNCTIONS
+from vllm_triage.ingest.prefixes import strip_ansi
 
 # A traceback line: `File "<path>", line <n>, in <function>` (Python 3.11+ adds nothing here;
 # Cython frames name a dotted function, e.g. uvloop.loop.Loop.run_until_complete).
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s]+)')
 # IPython / Jupyter (8.x) print a frame as `File /path/x.py:1100, in validate_model(model, …)`.
 _IPYTHON_FRAME = re.compile(r"(?:^|\s)File (?P<path>[^\s\"]+\.py):(?P<line>\d+), in (?P<func>[\w<>.]+)")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # Python 3.13 colours tracebacks on a terminal
 _HEADER = re.compile(r"Traceback \(most recent call last\):")
 _BARE = re.compile(r"^\s*(?P<func>[A-Za-z_<][\w<>.]*)\s*$")
 _SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/")
@@ -151,8 +151,7 @@ def package_of(path: str) -> str:
 def parse_frame(text: str, bare: bool = False) -> Frame | None:
     """One frame from a traceback line; with `bare`, a lone function name is a frame too (the
     caller knows it holds frames only: a traceback's other lines can be one word, `KeyError`)."""
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
+    text = strip_ansi(text)  # Python 3.13 colours tracebacks on a terminal
     match = _FRAME.search(text)
     function = match.group("func") if match else ""
     if match is None:
@@ -270,7 +269,7 @@ def split_tracebacks(lines: Iterable[str]) -> list[list[Frame]]:
     the exception that ended the chain last."""
     chain: list[list[Frame]] = []
     for line in lines:
-        plain = _ANSI.sub("", line) if "\x1b" in line else line
+        plain = strip_ansi(line)
         if _HEADER.search(plain) or not chain:
             chain.append([])
             if _HEADER.search(plain):
