@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +24,9 @@ from vllm_triage.ingest.prefixes import split_line, strip_ansi, strip_transport
 from vllm_triage.pipeline import gather, triage
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS = ROOT.parent / "shared" / "corpus" / "dev"
+# Any labelled set of real logs laid out like the dev corpus (`NAME/log.txt`) can be run through
+# the harness by pointing this variable at it; the default is the shared dev corpus.
+CORPUS = Path(os.environ.get("VLLM_TRIAGE_METAMORPHIC_CORPUS", ROOT.parent / "shared" / "corpus" / "dev"))
 
 
 @dataclass(frozen=True)

@@ -363,3 +363,35 @@ def test_a_doomed_run_goes_on_logging_but_only_becoming_ready_survives_no_platfo
     assert data["first_error"]["message"].startswith("No platform detected")
     served = doomed + "INFO:     Application startup complete.\n"
     assert triage_json(_write(tmp_path, served, name="served.log"))["phase"] == "none"
+
+
+def test_a_logged_warning_before_a_bare_crash_is_a_finding_and_the_crash_is_the_root(tmp_path, triage_json):
+    # vllm/_core_ext.py (0.5–0.6) catches the failed import of its extension and only warns; the
+    # import goes on and dies on the missing op: the process survived the warning, not the crash.
+    log = (
+        "WARNING 02-28 20:57:36 _core_ext.py:180] Failed to import from vllm._core_C with ImportError('libtorch_hip.so: cannot open shared object file: No such file or directory')\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/bin/vllm", line 5, in <module>\n'
+        "    from vllm.entrypoints.cli.main import main\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/vllm/__init__.py", line 12, in <module>\n'
+        "    from vllm.engine.arg_utils import AsyncEngineArgs\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/vllm/_core_ext.py", line 182, in <module>\n'
+        "    ScalarType = torch.classes._core_C.ScalarType\n"
+        "RuntimeError: Tried to instantiate class '_core_C.ScalarType', but it does not exist! Ensure that it is registered via torch::class_\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("RuntimeError: Tried to instantiate class")
+    assert data["phase"] == "cuda_init"  # nothing of vLLM ran: raised while it was imported
+    warned = [f for f in data["findings"] if f["id"] == "earlier-warning"]
+    assert len(warned) == 1 and "libtorch_hip.so" in warned[0]["message"]
+    assert data["first_error"]["block"]["start"] == 2  # the warning is not the traceback's headline
+    assert not [f for f in data["findings"] if f["id"] == "paste-starts-mid-block"]
+
+
+def test_a_lone_rule_warning_with_nothing_after_it_stays_the_answer(tmp_path, triage_json):
+    log = V1_START + (
+        "WARNING 09-21 11:04:13 [_core_ext.py:180] Failed to import from vllm._core_C with ImportError('/opt/venv/lib/python3.12/site-packages/vllm/_core_C.abi3.so: undefined symbol: _ZN3c104cuda9SetDeviceEi')\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["rule"] == "cuda.extension_abi"
+    assert not [f for f in data["findings"] if f["id"] == "earlier-warning"]

@@ -86,7 +86,12 @@ def block_around(index: StreamIndex, row: Row) -> Block:
             previous = candidate
             continue
         # The logged message right before a Traceback header is the block's headline.
-        if previous is not None and previous.tb and candidate.level in ("ERROR", "CRITICAL", "WARNING"):
+        if (
+            previous is not None
+            and previous.tb
+            and candidate.level in ("ERROR", "CRITICAL", "WARNING")
+            and opens_traceback(candidate, previous)
+        ):
             start_row = headline = candidate
         break
     end_row = _block_end(index, row)
@@ -146,11 +151,14 @@ def opens_traceback(candidate: Row, header: Row) -> bool:
     `logger.exception` / `logger.error(exc_info=True)` print the message and the traceback as one
     record (one prefix on every line); Python itself prints a bare traceback with no prefix (a
     CLI failing before logging is set up, a script's uncaught exception). A prefixed INFO/DEBUG
-    record before a bare traceback is the last thing logged before the crash, not its headline.
+    record before a bare traceback is the last thing logged before the crash, not its headline;
+    so is a prefixed WARNING: a warning is logged and the code goes on (`Failed to import from
+    vllm._C with ImportError(…)` is caught and the import continues), and the crash it may lead to
+    is a separate, uncaught exception.
     """
     if candidate.source is None or header.source is not None:
         return True
-    return candidate.level in ("ERROR", "CRITICAL", "WARNING")
+    return candidate.level in ("ERROR", "CRITICAL")
 
 
 def frames_above(index: StreamIndex, row: Row) -> list[str]:

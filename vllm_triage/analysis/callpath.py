@@ -106,6 +106,11 @@ class CallPathVerdict:
         return self.weak.hint.phase if self.weak else None
 
 
+# Packages whose source checkouts are common in vLLM images (/vllm-workspace/vllm-ascend/vllm_ascend/…):
+# a path through one of them belongs to it, not to the user.
+_CHECKOUT_PACKAGES = ("vllm", "vllm_ascend")
+
+
 def _normalise(path: str) -> str:
     return path.strip().replace("\\", "/")
 
@@ -137,8 +142,9 @@ def package_of(path: str) -> str:
             return top[:-3] if top.endswith(".py") else top
     if path.endswith("/bin/vllm"):
         return "vllm"  # the console-script entry point
-    if _relative_to(path, "vllm") is not None:
-        return "vllm"  # a source checkout / editable install: /workspace/vllm/vllm/v1/…
+    for package in _CHECKOUT_PACKAGES:
+        if _relative_to(path, package) is not None:
+            return package  # a source checkout / editable install: /workspace/vllm/vllm/v1/…
     if _STDLIB.search(path):
         return PYTHON
     if not path.startswith("/") and ":" not in path.split("/")[0]:
@@ -196,7 +202,8 @@ def match_frame(frame: Frame, hints: Sequence[Hint]) -> Hint | None:
             return None
         if len({_meaning(h) for h in candidates}) != 1:
             return None  # the name means different steps in different files: no guess
-        return candidates[0]
+        # vLLM's own entry describes a bare name best; a platform plugin's mirrors it
+        return next((h for h in candidates if h.package == "vllm"), candidates[0])
     for hint in candidates:
         if not hint.file:
             return hint  # a legacy entry without a file matches the name in any package

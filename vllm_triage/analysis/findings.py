@@ -83,3 +83,24 @@ def survived_findings(survived: list[tuple[Candidate, Survival]]) -> list[Findin
             )
         )
     return out
+
+
+def earlier_warning_findings(warned: list[Candidate], block: ErrorBlock) -> list[Finding]:
+    """Warnings a known rule names, logged before the failure by the process that then failed:
+    not the root (the process went on past them), but often the reason for it."""
+    out = []
+    for candidate in warned[:MAX_SURVIVED]:
+        row, rule = candidate.row, candidate.rule
+        if rule is None or row.line >= block.row.line:
+            continue
+        out.append(
+            Finding(
+                "earlier-warning",
+                "warning",
+                f"Before the failure the same process warned (line {row.line}: {row.message.strip()[:140]}): "
+                f"{rule.explain}",
+                [{"file": row.file, "line": row.line}],
+                rule.advice,
+            )
+        )
+    return out

@@ -79,7 +79,7 @@ class ErrorBlock:
             "file": self.row.file,
             "line": self.row.line,
             "text": self.row.raw,
-            "message": self.row.message,
+            "message": self.row.message.strip(),  # a runtime prints some lines indented under its prefix
             "block": {"start": self.start, "end": self.end},
             "rule": self.rule,
             "category": self.category,

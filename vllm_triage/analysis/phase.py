@@ -92,6 +92,7 @@ def decide_phase(
         phase_from_source(source, hints) if source else None,
         source.split(":")[0] if source else None,
         frozenset(f.package for f in frames if isinstance(f, Frame)),
+        _import_time(frames),
     )
     phase, reason = _decide(rule, evidence, reached, implied)
     by_milestones, last = _milestone_phase(reached)
@@ -127,6 +128,14 @@ class _CallPath:
     by_source: str | None  # the phase of the logger's module, when it runs in one step only
     source_file: str | None
     packages: frozenset[str]
+    import_time: bool  # vLLM's frames are all module bodies: it failed while being imported
+
+
+def _import_time(frames: Sequence[Frame | str]) -> bool:
+    """Whether the exception was raised while Python imported vLLM: every vLLM frame is a module
+    body (`<module>`), so none of vLLM's functions, and no start-up step, had run yet."""
+    located = [f for f in frames if isinstance(f, Frame) and f.package == "vllm"]
+    return bool(located) and all(f.function == "<module>" for f in located)
 
 
 def _decide(
@@ -152,6 +161,10 @@ def _decide(
             # A CUDA/weights/memory error needs a running engine: its banner is just not in the input.
             return rule.phase, f"rule {rule.id}: the engine had started (its banner is not in the input)"
         return last.phase, f"last milestone reached: {last.name} (line {last.line})"
+    if path.import_time and rule is None:
+        # Nothing of vLLM ran: the installed build does not fit torch / CUDA / the platform (an
+        # extension that did not load, a kernel library of another platform). Base compatibility.
+        return "cuda_init", "raised while Python imported vLLM (only module bodies in its frames)"
     if "request" in implied and "startup" not in implied:
         return "request", "the consequences show the engine was serving"
     if weak and "startup" not in implied:

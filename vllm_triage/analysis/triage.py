@@ -11,7 +11,7 @@ from vllm_triage import __version__
 from vllm_triage.analysis.blocks import Block, StreamIndex, block_around, frames_of_following_traceback
 from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
-from vllm_triage.analysis.findings import next_step, root_finding, survived_findings
+from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
 from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
@@ -151,7 +151,8 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     )
     survived: list[tuple[Candidate, Survival]] = []
     candidates.drop_survived(lambda c: _survival(c, index, judge, survived))
-    roots, consequences = candidates.roots, candidates.consequences
+    roots, warned = _warnings_gone_past(candidates.roots)
+    consequences = candidates.consequences
 
     chosen: Candidate | None = None
     kind = "root"
@@ -189,6 +190,7 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     if block is not None:
         findings.append(root_finding(block))
         findings.extend(_secondary_findings(block, roots))
+        findings.extend(earlier_warning_findings(warned, block))
     findings.extend(survived_findings(survived))
     if block is not None:
         step = next_step(phase)
@@ -337,6 +339,30 @@ def _survival(
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
+
+
+def _warnings_gone_past(roots: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """Rule-matched WARNING lines the same process went past to fail later.
+
+    A warning is logged, not raised (`Failed to import from vllm._C with ImportError(…)` is caught
+    in vllm/_custom_ops.py and the import goes on): when the same stream later fails, that failure
+    is what the process did not survive and is the root (DESIGN §3). The warning often explains it,
+    so it is kept for a finding rather than dropped."""
+    kept: list[Candidate] = []
+    warned: list[Candidate] = []
+    for i, candidate in enumerate(roots):
+        if (
+            candidate.kind == "rule"
+            and candidate.row.level == "WARNING"
+            and any(
+                later.row.level != "WARNING" and later.row.stream == candidate.row.stream
+                for later in roots[i + 1 :]
+            )
+        ):
+            warned.append(candidate)
+        else:
+            kept.append(candidate)
+    return kept, warned
 
 
 def _traceback_cut(index: StreamIndex, candidate: Candidate) -> bool:

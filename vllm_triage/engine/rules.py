@@ -224,7 +224,7 @@ def _rule_from_table(table: dict, file: str) -> Rule:
     )
 
 
-_FRAME_KEYS = {"function", "file", "phase", "strong", "teardown", "versions", "why"}
+_FRAME_KEYS = {"function", "file", "package", "phase", "strong", "teardown", "versions", "why"}
 _TEARDOWN_FRAME_KEYS = {"function", "file", "package", "why"}
 
 
@@ -258,7 +258,11 @@ def _frames_from_table(tables: list, file: str, foreign: bool = False) -> list[F
         phase = table.get("phase")
         if phase not in PHASES:
             raise _fail(file, None, f"frame entry {function}: needs a valid 'phase' or teardown = true")
-        hints.append(FrameHint(function, phase, bool(table.get("strong", True)), file, **where))
+        # A platform plugin (vllm-ascend …) runs the same start-up steps in its own package.
+        package = str(table.get("package", "vllm"))
+        hints.append(
+            FrameHint(function, phase, bool(table.get("strong", True)), file, package=package, **where)
+        )
     return hints
 
 
