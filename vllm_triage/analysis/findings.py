@@ -99,7 +99,7 @@ def earlier_warning_findings(warned: list[Candidate], block: ErrorBlock) -> list
                 "warning",
                 f"Before the failure the same process warned (line {row.line}: {row.message.strip()[:140]}): "
                 f"{rule.explain}",
-                [{"file": row.file, "line": row.line}],
+                [Provenance(row.file, row.line)],
                 rule.advice,
             )
         )
