@@ -90,7 +90,10 @@ def main() -> int:
                     "category": fe.get("category"),
                 }
             )
-    header = "| log | size | lines | grep -cE | triage | triage/grep | throughput | peak RSS | phase | first error |\n"
+    header = (
+        "| log | size | lines | grep -cE | triage | triage/grep | throughput | peak RSS | "
+        "phase | first error |\n"
+    )
     header += "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n"
     body = "".join(
         f"| {r['log']} | {r['mb']:.0f} MB | {r['lines']:,} | {r['grep_s']:.2f} s | {r['triage_s']:.2f} s | "

@@ -324,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
                 total.slowest, total.slowest_size = r.slowest, r.slowest_size
     wall = time.perf_counter() - started
     print(
-        f"| target | inputs | refused (exit 4) | crashes | hangs (> {args.timeout:g} s) | slowest | its size |"
+        f"| target | inputs | refused (exit 4) | crashes | hangs (> {args.timeout:g} s) | slowest "
+        f"| its size |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in totals.values():

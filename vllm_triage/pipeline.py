@@ -57,7 +57,10 @@ def _log_sources(sources: list[Source]) -> list[Source]:
     if len(sources) == 1:
         source = sources[0]
         if source.role in (None, Role.UNKNOWN):
-            message = f"{source.name} does not look like a vLLM log (no log lines, tracebacks or vLLM messages in it)"
+            message = (
+                f"{source.name} does not look like a vLLM log (no log lines, tracebacks or "
+                f"vLLM messages in it)"
+            )
         else:
             message = f"{source.name} is not a vLLM log (it looks like {source.role} output)"
         raise InputError("not-a-log", message, "use `vllm-triage fingerprint` for environment artefacts")

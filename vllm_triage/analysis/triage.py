@@ -400,7 +400,8 @@ def _died_silently(
         ),
         advice=(
             "It was killed from outside or crashed in native code: check the container's exit code (137 = "
-            "SIGKILL), `dmesg` / the orchestrator's events for the OOM killer and the container memory limit, "
+            "SIGKILL), `dmesg` / the orchestrator's events for the OOM killer and the container "
+            "memory limit, "
             "and the kernel log for Xid errors."
         ),
         kind="died",
@@ -471,8 +472,10 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
                 Finding(
                     "oom-after-cuda-error",
                     "info",
-                    f"An out-of-memory error follows the CUDA error (line {ooms[0].row.line}); after a CUDA fault "
-                    "the context is unusable and allocations fail: the OOM is a consequence, not a memory problem.",
+                    f"An out-of-memory error follows the CUDA error (line {ooms[0].row.line}); "
+                    f"after a CUDA fault "
+                    "the context is unusable and allocations fail: the OOM is a consequence, not a "
+                    "memory problem.",
                     [Provenance(ooms[0].row.file, ooms[0].row.line)],
                     "Fix the CUDA error first; do not tune memory settings for this OOM.",
                 )
@@ -488,7 +491,8 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
             Finding(
                 "same-error-other-processes",
                 "info",
-                f"The same error is reported by {len(same)} more line(s) from {', '.join(processes[:6])}: one cause, "
+                f"The same error is reported by {len(same)} more line(s) from "
+                f"{', '.join(processes[:6])}: one cause, "
                 "several ranks.",
                 [Provenance(c.row.file, c.row.line) for c in same[:5]],
                 "",

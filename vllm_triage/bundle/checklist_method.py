@@ -120,7 +120,8 @@ def prefix_caching_step(ctx: SeriesContext) -> Verdict:
             ("method",),
         )
     return passed(
-        f"prefix caching came in alone at T{first_on + 1} ({trial.label}) after T{first_on} passed without it",
+        f"prefix caching came in alone at T{first_on + 1} ({trial.label}) after T{first_on} passed "
+        f"without it",
         at(seen.source) if seen else None,
     )
 

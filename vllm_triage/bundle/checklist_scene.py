@@ -68,7 +68,8 @@ def image_digest(ctx: TrialContext) -> Verdict:
         launcher = fp.get("launcher")
         if env:
             return passed(
-                f"no container: vLLM ran from a Python environment ({launcher.value if launcher else 'no launcher'}); "
+                f"no container: vLLM ran from a Python environment "
+                f"({launcher.value if launcher else 'no launcher'}); "
                 f"collect_env ({env[0].name}) records its packages",
                 where(launcher),
                 Provenance(env[0].name),
@@ -101,7 +102,8 @@ def vllm_version(ctx: TrialContext) -> Verdict:
             other = others[0]
             return failed(
                 f"the environments disagree: {how} says vLLM {first.sourced.value} ({first.sourced.source}), "
-                f"{other.role} says {other.sourced.value} ({other.sourced.source}); collect them from the run that failed",
+                f"{other.role} says {other.sourced.value} ({other.sourced.source}); collect them "
+                f"from the run that failed",
                 [where(first), where(other)],
                 _container_places(ctx, "log"),
             )
@@ -298,7 +300,10 @@ def environment_listed(ctx: TrialContext) -> Verdict:
     in_command = ctx.names_read("env.", "launch_command")
     text = "no environment listing"
     if in_command:
-        text += f" (only the {len(in_command)} variable(s) written in the launch command; inherited ones are unknown)"
+        text += (
+            f" (only the {len(in_command)} variable(s) written in the launch command; "
+            f"inherited ones are unknown)"
+        )
     if problem:
         text += f"; {problem}"
     elif ctx.trial.of_role(Role.ENVIRONMENT):
@@ -421,7 +426,8 @@ def request_recorded(ctx: TrialContext) -> Verdict:
             ("host",),
         )
     return passed(
-        f"one request with model, messages, max_tokens, temperature and timeout ({first.source.file if first else '?'})",
+        f"one request with model, messages, max_tokens, temperature and timeout "
+        f"({first.source.file if first else '?'})",
         where(first),
     )
 

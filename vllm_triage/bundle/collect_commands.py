@@ -41,13 +41,17 @@ class Scene:
         ns = f" -n {self.namespace}" if self.namespace else ""
         if self.kind == "pod":
             execute = f"kubectl exec {pod}{ns} --"
-            logs = f"kubectl logs {pod}{ns} --timestamps --all-containers > vllm.log   # --previous after a restart"
+            logs = (
+                f"kubectl logs {pod}{ns} --timestamps --all-containers > vllm.log   # "
+                f"--previous after a restart"
+            )
         else:
             execute = f"{self.runtime} exec {container}"
             logs = (
                 f"{self.runtime} logs -t {container} > vllm.log 2>&1"
                 if self.kind in ("container", "unknown")
-                else "journalctl -u <unit> -o short-iso --no-pager > vllm.log   # or the server's stdout+stderr from its start"
+                else "journalctl -u <unit> -o short-iso --no-pager > vllm.log   # or the server's "
+                "stdout+stderr from its start"
             )
         return {
             "{runtime}": self.runtime,

@@ -42,7 +42,8 @@ def refuse_symlinks(root: Path, given: str) -> None:
             if path.is_symlink():
                 raise UnsafeOutputError(
                     "out-holds-symlink",
-                    f"--out {given} holds a symlink ({path.relative_to(root).as_posix()}); nothing was written",
+                    f"--out {given} holds a symlink ({path.relative_to(root).as_posix()}); nothing "
+                    f"was written",
                     "use an empty or new folder",
                 )
 

@@ -13,7 +13,8 @@ Layout of a collected bundle (roles in bundle.toml):
     pod/vllm.log, pod/vllm-previous.log  vllm_log (kubectl logs --timestamps --all-containers [--previous])
     pod/nvidia-smi.txt, pod/collect-env.txt
     logs/<name>                          vllm_log          (--log FILE: a server log not in a container)
-    journal/<unit>.log                   vllm_log          (--journal UNIT: journalctl -u UNIT -o short-iso-precise)
+    journal/<unit>.log                   vllm_log          (--journal UNIT: journalctl -u UNIT
+                                                             -o short-iso-precise)
     launch-command.sh                    launch_command    (what followed `--`, recorded, never run)
     environment.env                      environment       (the environment collect ran in)
     steps/<step>.stderr.txt              unknown           (what a step printed on stderr)
@@ -84,7 +85,8 @@ def collect(request: Request, host: Host | None = None) -> CollectResult:
             "recorded from the arguments after --, not run",
             "launch-command.sh",
             "launch_command",
-            f"# recorded by vllm-triage collect at {_utc(captured)} (not run)\n{shlex.join(request.launch)}\n",
+            f"# recorded by vllm-triage collect at {_utc(captured)} (not "
+            f"run)\n{shlex.join(request.launch)}\n",
         )
     collector.record(
         "environment",

@@ -91,7 +91,8 @@ def quiet_option() -> click.Option:
         expose_value=False,
         is_eager=True,
         callback=_set_quiet,
-        help="Print nothing but errors: the exit code carries the verdict (files named by -o/--out are still written).",
+        help="Print nothing but errors: the exit code carries the verdict (files named by -o/--out "
+        "are still written).",
     )
 
 

@@ -7,7 +7,7 @@ hits once enabled, was concurrency actually reached). The log is streamed in chu
 regexes (linear, literal-prefixed patterns), so a multi-GB log costs one pass and flat memory.
 
 Sample stats lines (vllm-anatomy §3.2):
-    Engine 000: Avg prompt throughput: 42.1 tokens/s, …, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.2%, Prefix cache hit rate: 37.5%
+    Engine 000: Avg prompt throughput: 4.2 tokens/s, …, GPU KV cache usage: 1.2%, Prefix cache hit rate: 37.5%
     Avg prompt throughput: … Pending: 0 reqs, GPU KV cache usage: 0.4%, CPU KV cache usage: 0.0%.
     Prefix cache hit rate: GPU: 12.50%, CPU: 0.00%
 """

@@ -146,7 +146,8 @@ def classify(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:
 
 # Below this many rows a Python loop over pre-compiled patterns beats a polars expression chain,
 # whose cost is per expression (some 120 of them, ≈ 20 ms a call), not per row. Measured with the
-# built-in rules: 10 rows 2.4 ms in Python vs 20 ms in polars, 50 rows 9 vs 20, 256 rows 40 vs 24. Python's `regex` backtracks, so that path is bounded three ways:
+# built-in rules: 10 rows 2.4 ms in Python vs 20 ms in polars, 50 rows 9 vs 20, 256 rows 40 vs 24.
+# Python's `regex` backtracks, so that path is bounded three ways:
 # only lines up to PYTHON_LINE_MAX bytes, a time budget per call (each search gets what is left
 # of it), and on the first overrun the answer comes from polars' Rust engine (linear time).
 # Both engines give the same answer: `rules check` checks every pattern in both.

@@ -256,7 +256,8 @@ def _scope_unknown(files: list[str]) -> Finding:
     return Finding(
         "gpu-scope-unstated",
         "info",
-        f"Nothing says whether {names} {'was' if len(files) == 1 else 'were'} taken on the host or inside the "
+        f"Nothing says whether {names} {'was' if len(files) == 1 else 'were'} taken on the host or "
+        f"inside the "
         "container, so those GPU values are under gpu.* and are compared with neither.",
         [Provenance(f) for f in files],
         "Name the files …-host.txt / …-container.txt, or declare them in bundle.toml "
@@ -323,7 +324,8 @@ def _conflict(name: str, winner: Candidate, other: Candidate) -> Finding:
         "value-conflict",
         "info",
         f"{name}: {_short(winner.sourced.value)} ({winner.role}, {winner.sourced.source}) but "
-        f"{_short(other.sourced.value)} ({other.role}, {other.sourced.source}); the {winner.role} value is used",
+        f"{_short(other.sourced.value)} ({other.role}, {other.sourced.source}); the {winner.role} "
+        f"value is used",
         [winner.sourced.source, other.sourced.source],
         "Check that these artefacts come from the same run; collect them together (one bundle per trial).",
     )

@@ -44,7 +44,8 @@ def debug_variables(fp: Fingerprint, data: CheckData) -> list[Finding]:
             Finding(
                 "debug-variable-set",
                 variable.severity,
-                f"{name}={value.value} is set ({value.source}): {variable.effect}. In a baseline meant to check the "
+                f"{name}={value.value} is set ({value.source}): {variable.effect}. In a baseline "
+                f"meant to check the "
                 "driver, CUDA or the weights it changes what is measured.",
                 [value.source],
                 ONE_CHANGE,
@@ -57,7 +58,8 @@ def prefix_caching(fp: Fingerprint, data: CheckData) -> list[Finding]:
     explicit = fp.get("arg.enable_prefix_caching")
     flag = as_bool(explicit.value) if explicit is not None else None
     advice = (
-        "Keep prefix caching off (--no-enable-prefix-caching) while the base (driver, CUDA, weights, a minimal "
+        "Keep prefix caching off (--no-enable-prefix-caching) while the base (driver, CUDA, "
+        "weights, a minimal "
         "start, one request) is being checked; turn it on as its own trial."
     )
     if flag is False:
@@ -144,10 +146,12 @@ def nccl_inherited(fp: Fingerprint, data: CheckData) -> list[Finding]:
         Finding(
             "nccl-inherited",
             "warning" if launched else "info",
-            f"NCCL settings inherited from the environment: {listed}; {against}. A cluster's or an image's NCCL_* "
+            f"NCCL settings inherited from the environment: {listed}; {against}. A cluster's or an "
+            f"image's NCCL_* "
             "variables change communication without appearing in the command.",
             [value.source for _, value in rows],
-            "Record them in the launch command (or unset them) so the next trial runs with the same NCCL settings.",
+            "Record them in the launch command (or unset them) so the next trial runs with the "
+            "same NCCL settings.",
         )
     ]
 
@@ -171,7 +175,8 @@ def mutable_image(fp: Fingerprint, data: CheckData) -> list[Finding]:
             "info" if image_id is not None else rule.severity,
             f"The image {ref.value} is referenced by the tag {shown!r} without a digest: {rule.why}.{pinned}",
             [ref.source] + ([image_id.source] if image_id is not None else []),
-            "Pin the image by digest (repository@sha256:…; `docker inspect --format '{{index .RepoDigests 0}}' "
+            "Pin the image by digest (repository@sha256:…; `docker inspect --format '{{index "
+            ".RepoDigests 0}}' "
             "IMAGE` prints it) so every trial runs the same image.",
         )
     ]
@@ -196,7 +201,8 @@ def mutable_model(fp: Fingerprint, data: CheckData) -> list[Finding]:
             f"The model {model.value} is a Hub repository given without --revision: its weights, config and "
             f"tokenizer are whatever the branch holds when the server starts{remote}.",
             [model.source],
-            "Pin it with --revision <commit sha> (and --code-revision with --trust-remote-code), or serve a local "
+            "Pin it with --revision <commit sha> (and --code-revision with --trust-remote-code), "
+            "or serve a local "
             "snapshot path.",
         )
     ]

@@ -55,7 +55,8 @@ def check_recipes(fp: Fingerprint, data: CheckData) -> list[Finding]:
                 f"{model.value} is served differently from {recipe.name}'s published recipe: "
                 f"{'; '.join(verdict.unmet)}.{unchecked}",
                 [model.source, *verdict.evidence],
-                f"Start from the recipe as published ({recipe.ref or recipe.file}) and change one thing per trial.",
+                f"Start from the recipe as published ({recipe.ref or recipe.file}) and change one "
+                f"thing per trial.",
             )
         )
     return findings

@@ -217,7 +217,8 @@ class _Inflating(Bounded):
                 if self._pos - self._nuls > ratio_limit:
                     raise InputError(
                         "archive-too-large",
-                        f"{self._budget.name}: {self._key.split(chr(0))[0].removesuffix('!gunzip')} inflates more than "
+                        f"{self._budget.name}: "
+                        f"{self._key.split(chr(0))[0].removesuffix('!gunzip')} inflates more than "
                         f"{LIMITS.max_ratio} times its compressed size (a compression bomb?)",
                         "raise --max-ratio if this is really a log",
                     )

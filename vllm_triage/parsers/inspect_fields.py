@@ -441,7 +441,8 @@ class Extractor:
                     + (f", exit code {exit_code.value})" if exit_code else ")"),
                     evidence,
                     "the container hit its memory limit (host RAM, not GPU memory): raise --memory or "
-                    "lower CPU-side memory use (e.g. weight loading into RAM, --swap-space, --cpu-offload-gb)",
+                    "lower CPU-side memory use (e.g. weight loading into RAM, --swap-space, "
+                    "--cpu-offload-gb)",
                 )
             )
         elif exit_code is not None and exit_code.value == 137:
@@ -451,7 +452,8 @@ class Extractor:
                     "error",
                     "the container exited with 137 (SIGKILL) without OOMKilled: killed from outside",
                     evidence,
-                    "look for who sent SIGKILL: `docker kill`/`stop` timeout, a liveness probe, an orchestrator "
+                    "look for who sent SIGKILL: `docker kill`/`stop` timeout, a liveness probe, an "
+                    "orchestrator "
                     "or the host OOM killer acting outside the container's cgroup",
                 )
             )

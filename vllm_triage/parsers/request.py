@@ -73,7 +73,8 @@ _NOT_A_REQUEST = re.compile(
     rf"(?m)\b(?:{prefixes.LOGGER_HEAD}) \[?[\w./-]+\.py:\d+\]"
     # NAME=value assignments before the command, read deterministically (no name holds `=`, the
     # group never gives back): `\S+=\S+\s+` backtracked quadratically on a line of `\r`s or `=`s.
-    r"|^[ \t]*(?:[^\s=]+=\S*[ \t]+)*+(?:vllm serve\b|python[\d.]* -m vllm\.entrypoints|(?:docker|podman) run\b)"
+    r"|^[ \t]*(?:[^\s=]+=\S*[ \t]+)*+(?:vllm serve\b|python[\d.]* -m "
+    r"vllm\.entrypoints|(?:docker|podman) run\b)"
 )
 _CONCURRENCY_COMMENT = re.compile(r"#.*?\bconcurren(?:cy|t)\b\D{0,12}(\d+)", re.IGNORECASE)
 
@@ -225,7 +226,8 @@ def _parse_json_document(text: str, file: str, result: ParseResult) -> None:
         obj, end = json.JSONDecoder().raw_decode(body)
     except ValueError as error:
         result.notes.append(
-            f"{file}: the JSON body is cut ({getattr(error, 'msg', error)}); readable fields kept, counts are lower bounds"
+            f"{file}: the JSON body is cut ({getattr(error, 'msg', error)}); readable fields kept, "
+            f"counts are lower bounds"
         )
         _record_body(_scalar_fields(body), body, first_line, file, result)
         return
@@ -288,7 +290,8 @@ def _record_curl_body(body: _Token, text: str, file: str, result: ParseResult) -
         obj, _ = json.JSONDecoder().raw_decode(stripped)
     except ValueError as error:
         result.notes.append(
-            f"{file}:{body.line}: the -d body is not valid JSON ({getattr(error, 'msg', error)}); readable fields kept"
+            f"{file}:{body.line}: the -d body is not valid JSON ({getattr(error, 'msg', error)}); "
+            f"readable fields kept"
         )
         obj = _scalar_fields(stripped)
     if not isinstance(obj, dict):
@@ -630,7 +633,8 @@ def _read_error_response(text: str, curl: _Curl, file: str, result: ParseResult)
                 severity="error",
                 message=f"server answered: {message[:500]}",
                 evidence=[Provenance(file, line)],
-                advice="the request reached the server; compare its size and parameters with the server limits",
+                advice="the request reached the server; compare its size and parameters with the "
+                "server limits",
             )
         )
         return

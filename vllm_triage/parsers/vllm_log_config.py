@@ -42,7 +42,8 @@ _SERVING = re.compile(r"vLLM server version (?P<version>\S+), serving model (?P<
 _LOGO_VERSION = re.compile(r"[█▀▄]\s+version\s+(?P<version>\S+)\s*$")
 _LOGO_MODEL = re.compile(r"[█▀▄]\s+model\s{2,}(?P<model>\S+)\s*$")
 _ENGINE = re.compile(
-    r"Initializing an? (?:(?P<gen>V[01]) )?LLM engine(?: \(v(?P<version>[^)\s]+)\))? with config: (?P<config>.*)$"
+    r"Initializing an? (?:(?P<gen>V[01]) )?LLM engine(?: \(v(?P<version>[^)\s]+)\))? with config: "
+    r"(?P<config>.*)$"
 )
 _PLATFORM = re.compile(r"Automatically detected platform (?P<platform>[\w-]+)\.")
 _NCCL = re.compile(r"vLLM is using nccl==(?P<version>[\w.+-]+)")

@@ -67,7 +67,8 @@ def parse_ray_serve(text: str, file: str) -> ParseResult:
     for other in configs[1:]:
         loading = other.data.get("model_loading_config") or {}
         result.notes.append(
-            f"line {other.line}: another LLMConfig ({loading.get('model_id') if isinstance(loading, dict) else '?'}) "
+            f"line {other.line}: another LLMConfig "
+            f"({loading.get('model_id') if isinstance(loading, dict) else '?'}) "
             "is served too; the first one was read"
         )
     result.notes.extend(ctx.notes)
@@ -330,7 +331,8 @@ class _Evaluator:
             return ast.literal_eval(node)
         except (ValueError, TypeError, SyntaxError, RecursionError):
             self.ctx.notes.append(
-                f"line {node.lineno}: {'.'.join(path)} is computed in Python ({ast.unparse(node)[:60]}); not read"
+                f"line {node.lineno}: {'.'.join(path)} is computed in Python "
+                f"({ast.unparse(node)[:60]}); not read"
             )
             return None
 

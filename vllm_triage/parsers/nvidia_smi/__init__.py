@@ -113,7 +113,8 @@ def _parse(text: str, file: str, scope: str) -> ParseResult:
 
 
 def _prefer_full_names(result: ParseResult, parts: list[ParseResult], name: str) -> None:
-    """The 79-column table shortens names ('NVIDIA A100-SXM...'); -L or -q in the same paste has them whole."""
+    """The 79-column table shortens names ('NVIDIA A100-SXM...'); -L or -q in the same paste has
+    them whole."""
     kept = result.facts.get(name)
     if kept is None or not any(isinstance(model, str) and model.endswith("...") for model in kept.value):
         return

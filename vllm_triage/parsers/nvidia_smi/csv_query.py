@@ -246,7 +246,8 @@ def read(lines: list[PasteLine], out: Out) -> None:
 def _last_complete(
     samples: list[tuple[_CsvBlock, list[tuple[int, list[str]]]]], query: str, out: Out
 ) -> tuple[_CsvBlock, list[tuple[int, list[str]]]]:
-    """The last sample with every GPU in it; a sample cut by head or Ctrl-C is shorter or ends in a cut row."""
+    """The last sample with every GPU in it; a sample cut by head or Ctrl-C is shorter or ends in a
+    cut row."""
     full = max(len(rows) for _, rows in samples)
     block, rows = samples[-1]
     if query == "gpu" and len(samples) > 1:
