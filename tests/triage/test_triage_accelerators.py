@@ -115,3 +115,41 @@ def test_xpu_device_lost_is_a_kernel_fault(tmp_path, triage_json):
     )
     data = triage_json(_write(tmp_path, log))
     assert data["first_error"]["rule"] == "cuda.kernel_fault"
+
+
+def test_a_cann_device_open_failure_in_a_workers_logged_text_is_device_init(tmp_path, triage_json):
+    p = "(RayWorkerWrapper pid=90210) ERROR 02-26 09:45:37 worker_base.py:572]"
+    log = (
+        f"{p} Error executing method init_device. This might cause deadlock in distributed execution.\n"
+        f"{p}         The argument is invalid.Reason: Set visible device failed, invalid device=2, input visible devices:2\n"
+        f"{p}         rtSetDevice execute failed, reason=[device id error][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]\n"
+        f"{p}         open device 2 failed, runtime result = 107001.[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "cuda_init"
+    assert data["first_error"]["rule"] == "cuda.npu_device_init"
+    assert "Set visible device failed" in data["first_error"]["message"]
+
+
+def test_an_hccl_communicator_failure_at_first_collective_is_collective_init(tmp_path, triage_json):
+    p = "(TaskRunner pid=4676)"
+    log = (
+        f"{p} Traceback (most recent call last):\n"
+        f'{p}   File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 4159, in barrier\n'
+        f"{p}     work = group.barrier(opts=opts)\n"
+        f"{p} RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 7\n"
+        f"{p} [ERROR] 2025-04-24-16:14:56 (PID:4683, Device:0, RankID:2) ERR02200 DIST call hccl api failed.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "cuda_init"
+    assert data["first_error"]["rule"] == "cuda.hccl_error"
+    assert data["first_error"]["message"].startswith("RuntimeError: create_config")
+
+
+def test_vllms_own_extension_failing_to_import_is_no_optional_backend(tmp_path, triage_json):
+    log = (
+        "WARNING 06-13 11:42:20 _custom_ops.py:11] Failed to import from vllm._C with "
+        "ImportError('/usr/local/lib/python3.10/dist-packages/vllm/_C.abi3.so: undefined symbol: _ZN5torch7LibraryC1ENS0_4KindE')\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["rule"] == "cuda.extension_abi"

@@ -44,7 +44,18 @@ def is_traceback_part(row: Row) -> bool:
         or message[:1] in (" ", "\t")
         or bool(_CARETS.match(message))
         or bool(_CHAIN.match(message))
+        or bool(FRAME_LINE.match(message))  # a frame whose indentation was stripped
     )
+
+
+def in_traceback(index: StreamIndex, row: Row) -> bool:
+    """`is_traceback_part`, plus a frame's source line printed without its indentation (Ray and
+    some log shippers strip leading blanks from every line): Python prints the source line right
+    under its `File "…", line N, in f` line, so the line under a frame line is its code."""
+    if is_traceback_part(row):
+        return True
+    above = next(iter(index.neighbours(row, -1, 1)), None)
+    return above is not None and bool(FRAME_LINE.match(above.message))
 
 
 class StreamIndex:
@@ -81,7 +92,7 @@ def block_around(index: StreamIndex, row: Row) -> Block:
     start_row, headline = row, None
     previous: Row | None = None
     for candidate in index.neighbours(row, -1, MAX_BACK):
-        if same_record(candidate, row) or is_traceback_part(candidate):
+        if same_record(candidate, row) or in_traceback(index, candidate):
             start_row = candidate
             previous = candidate
             continue
@@ -136,7 +147,7 @@ def headline_of(index: StreamIndex, row: Row) -> Row | None:
     """The logged message that opened the traceback `row` belongs to (walking back in-stream)."""
     previous = row
     for candidate in index.neighbours(row, -1, MAX_BACK):
-        if is_traceback_part(candidate):
+        if in_traceback(index, candidate):
             previous = candidate
             continue
         if previous.tb and opens_traceback(candidate, previous):
@@ -165,7 +176,7 @@ def frames_above(index: StreamIndex, row: Row) -> list[str]:
     """Function names of the traceback that `row` ends (walking back in-stream), outermost first."""
     found = []
     for candidate in index.neighbours(row, -1, MAX_BACK):
-        if not is_traceback_part(candidate):
+        if not in_traceback(index, candidate):
             break
         match = FRAME_LINE.match(candidate.message)
         if match:

@@ -75,6 +75,11 @@ def _milestone_phase(reached: list[Milestone]) -> tuple[str | None, Milestone | 
 # Packages whose frames say what step was running when no vLLM frame does: the Hub client only
 # runs to find and fetch the model (DESIGN §3: weight_load even while ModelConfig is built).
 COMPONENT_PHASES = {"huggingface_hub": "weight_load", "safetensors": "weight_load"}
+# torch's DeviceContext (`with torch.device(...)`): vLLM's model loaders build the model inside one
+# (`with target_device: model = initialize_model(…)`), so a frame of it with no vLLM frame to say
+# more means model construction (ROCm's rotary-cache "invalid device function", NPU OOMs while
+# building layers).
+_DEVICE_CONTEXT = "torch/utils/_device.py"
 
 
 def decide_phase(
@@ -93,6 +98,7 @@ def decide_phase(
         source.split(":")[0] if source else None,
         frozenset(f.package for f in frames if isinstance(f, Frame)),
         _import_time(frames),
+        any(isinstance(f, Frame) and f.path.endswith(_DEVICE_CONTEXT) for f in frames),
     )
     phase, reason = _decide(rule, evidence, reached, implied)
     by_milestones, last = _milestone_phase(reached)
@@ -129,6 +135,7 @@ class _CallPath:
     source_file: str | None
     packages: frozenset[str]
     import_time: bool  # vLLM's frames are all module bodies: it failed while being imported
+    device_context: bool  # a tensor was made under torch's default-device context (see below)
 
 
 def _import_time(frames: Sequence[Frame | str]) -> bool:
@@ -175,6 +182,12 @@ def _decide(
                 phase,
                 f"the traceback passes through {package}, which runs only to find and fetch the model",
             )
+    if path.device_context and not (rule is not None and rule.phase_source == "rule"):
+        return (
+            "weight_load",
+            "a tensor was created under torch's default-device context, which vLLM sets while "
+            "building the model",
+        )
     if rule is not None and rule.phase in PHASES:
         phase = rule.phase
         if phase == "request" and "startup" in implied:

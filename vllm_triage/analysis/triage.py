@@ -8,7 +8,13 @@ from typing import Any
 import polars as pl
 
 from vllm_triage import __version__
-from vllm_triage.analysis.blocks import Block, StreamIndex, block_around, frames_of_following_traceback
+from vllm_triage.analysis.blocks import (
+    Block,
+    StreamIndex,
+    block_around,
+    frames_above,
+    frames_of_following_traceback,
+)
 from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
@@ -151,7 +157,7 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     )
     survived: list[tuple[Candidate, Survival]] = []
     candidates.drop_survived(lambda c: _survival(c, index, judge, survived))
-    roots, warned = _warnings_gone_past(candidates.roots)
+    roots, warned = _warnings_gone_past(_lone_lines_gone_past(candidates.roots, index, survived))
     consequences = candidates.consequences
 
     chosen: Candidate | None = None
@@ -339,6 +345,40 @@ def _survival(
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
+
+
+def _lone_lines_gone_past(
+    roots: list[Candidate], index: StreamIndex, survived: list[tuple[Candidate, Survival]]
+) -> list[Candidate]:
+    """Drop lone exception lines (no traceback above them) the same stream went past.
+
+    Python prints an uncaught exception with its traceback; an exception line standing alone was
+    reported by code that caught it (protobuf's `AttributeError: 'MessageFactory' object has no
+    attribute 'GetPrototype'` at import, printed once per module). When the same stream later
+    prints a full traceback of another error, the process did not die of the lone line."""
+    kept: list[Candidate] = []
+    for i, candidate in enumerate(roots):
+        if candidate.kind == "exception" and not frames_above(index, candidate.row):
+            message = candidate.row.message.strip()
+            later = next(
+                (
+                    other
+                    for other in roots[i + 1 :]
+                    if other.row.stream == candidate.row.stream
+                    and other.row.message.strip() != message
+                    and frames_above(index, other.row)
+                ),
+                None,
+            )
+            if later is not None:
+                reason = (
+                    f"a lone exception line; the process went on and failed with a traceback "
+                    f"at line {later.row.line}"
+                )
+                survived.append((candidate, Survival(later.row.line, reason)))
+                continue
+        kept.append(candidate)
+    return kept
 
 
 def _warnings_gone_past(roots: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:

@@ -33,6 +33,12 @@ _LOG_LINE = re.compile(
     r"|Loading safetensors checkpoint shards"
     r"|Avg prompt throughput)"
 )
+# argparse's fatal line (`vllm serve: error: argument --x: invalid choice …`, `api_server.py: error:
+# unrecognized arguments …`): the whole output of a run that stopped at its command line. A paste
+# of the command followed by it is that run's log, not a launch command.
+_ARGPARSE_FATAL = re.compile(
+    r"(?m)^(?:.*?\s)?[\w./-]+(?: \w+)?: error: (?:argument |unrecognized arguments|the following arguments)"
+)
 # `{"key"…` or `[{…` / `["…` / `[1…`: a JSON document; `[rank0]:` or `[2025-…]` lines are not.
 _JSON_DOCUMENT = re.compile(r'^(?:\{\s*"|\[\s*(?:[{\["\]]|-?\d+\s*[,\]]))')
 # No artefact of another kind (collect_env, nvidia-smi, inspect, env, command, request) in the
@@ -58,6 +64,8 @@ def sniff_text(text: str, name: str = "", registry: Registry = REGISTRY) -> Role
     if _JSON_LOG_LINE.search(stripped[:4096]) and stripped.startswith("{") and "\n{" in stripped[:65536]:
         return Role.VLLM_LOG  # JSON-lines log (docker json-file driver, structured logging)
     score = log_score(text)
+    if _ARGPARSE_FATAL.search(text[:SNIFF_BYTES]):
+        score = max(score, 3)
     if score >= STRONG_LOG_SCORE:
         # A GitHub issue paste is collect_env output (or nvidia-smi, the command, the env) followed
         # by the log: with this many log lines in the head, the log is what the file is for.
