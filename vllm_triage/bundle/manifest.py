@@ -6,8 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-MANIFEST_NAME = "bundle.toml"
-
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 

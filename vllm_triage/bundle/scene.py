@@ -32,6 +32,7 @@ from vllm_triage import __version__
 from vllm_triage.bundle import manifest
 from vllm_triage.bundle.collect import DEFAULT_TIMEOUT_S, Collector, CollectResult, Host, Step
 from vllm_triage.bundle.layout import prepare_out_dir
+from vllm_triage.ingest.manifest import MANIFEST_NAME
 
 COLLECT_ENV_COMMANDS = (["vllm", "collect-env"], ["python3", "-m", "vllm.collect_env"])
 HEADER = (
@@ -102,7 +103,7 @@ def collect(request: Request, host: Host | None = None) -> CollectResult:
     result.run = run
     result.required_failed = required_failures(result.steps, request)
     text = manifest.dumps(run, result.files, [s.to_manifest() for s in result.steps], header=HEADER)
-    collector.write_text(manifest.MANIFEST_NAME, text)
+    collector.write_text(MANIFEST_NAME, text)
     return result
 
 
