@@ -642,3 +642,23 @@ def test_suggest_flag():
     assert suggest_flag("--tensor-paralel-size") == "--tensor-parallel-size"
     assert suggest_flag("--enable-prefix-cache") == "--enable-prefix-caching"
     assert suggest_flag("--completely-unrelated-thing") is None
+
+
+def test_a_script_shown_with_cat_at_a_prompt_is_read_when_the_commands_launch_nothing() -> None:
+    name = "prompt-cat-script-function-docker-run.txt"
+    result = parse((FIXTURES / name).read_text(encoding="utf-8"), name)
+    got = values(result)
+    assert got["launcher"] == "docker_run"
+    assert got["image.ref"] == "vllm/vllm-openai:v0.8.4"
+    assert got["container.gpus"] == "device=4,5"
+    assert got["arg.model"] == "Qwen/Qwen2.5-Coder-32B-Instruct"
+    assert line(result, "arg.model") == 14  # the paste's own line, not the script's
+    assert {k: v for k, v in got.items() if k.startswith("env.")} == {
+        "env.VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"
+    }
+    assert any("cat start_vllm.sh" in note for note in result.notes)
+
+
+def test_a_file_shown_with_cat_that_is_no_script_is_not_read_as_commands() -> None:
+    text = "$ cat notes.txt\nvllm serve would be nice here\n$ nvidia-smi -L\n"
+    assert "launcher" not in parse(text, "paste.txt").knobs

@@ -136,3 +136,50 @@ def test_fragments_of_a_pod_spec_are_read_for_what_they_hold():
     assert value(result, "launcher") == "kubernetes"
     assert family(result, "arg.") == {"model": "Qwen/Qwen2.5-7B-Instruct", "tensor_parallel_size": "2"}
     assert family(result, "env.") == {"HF_HOME": "/data"}
+
+
+def test_compose_reads_the_service_that_starts_vllm_not_a_client_that_names_it() -> None:
+    result = read("compose-webui-before-vllm-entrypoint-python.yaml")
+    assert value(result, "launcher") == "compose"
+    assert value(result, "image.ref") == "registry.internal/ml/serving-runtime:2.4"
+    assert value(result, "arg.model") == "Qwen/Qwen2.5-14B-Instruct"
+    assert value(result, "container.gpus") == "device=1"
+    assert family(result, "env.") == {"VLLM_ATTENTION_BACKEND": "FLASHINFER"}
+    assert any("webui" in note and "also runs vLLM" in note for note in result.notes)
+
+
+def test_compose_prefers_a_vllm_image_over_a_service_that_only_names_vllm() -> None:
+    text = (
+        "services:\n"
+        "  proxy:\n    image: nginx:1.27\n    command: [nginx, -g, 'daemon off;', -c, /etc/vllm-proxy.conf]\n"
+        "  engine:\n    image: vllm/vllm-openai:v0.10.2\n    command: [--model, google/gemma-3-4b-it]\n"
+    )
+    result = parse(text, "docker-compose.yml")
+    assert value(result, "image.ref") == "vllm/vllm-openai:v0.10.2"
+    assert value(result, "arg.model") == "google/gemma-3-4b-it"
+
+
+def test_compose_with_one_vllm_service_is_read_as_before() -> None:
+    text = "services:\n  api:\n    image: vllm/vllm-openai:latest\n    command: --model facebook/opt-125m\n"
+    result = parse(text, "compose.yaml")
+    assert value(result, "arg.model") == "facebook/opt-125m"
+    assert not any("also runs vLLM" in note for note in result.notes)
+
+
+def test_a_container_cut_out_of_a_deployment_keeps_its_indent_and_is_read_as_kubernetes() -> None:
+    result = read("k8s-container-cut-from-deployment-indented.yaml")
+    assert value(result, "launcher") == "kubernetes"
+    assert value(result, "image.ref") == "vllm/vllm-openai:v0.11.0"
+    assert value(result, "arg.model") == "/models/Llama-3.3-70B-Instruct-FP8"
+    assert value(result, "arg.tensor_parallel_size") == "4"
+    assert family(result, "env.") == {"HF_HUB_OFFLINE": "1", "VLLM_LOGGING_LEVEL": "DEBUG"}
+
+
+def test_an_indented_compose_service_body_is_still_compose() -> None:
+    text = (
+        "  llm:\n    image: vllm/vllm-openai:latest\n    environment:\n      - HF_TOKEN=x\n"
+        "    command: --model Qwen/Qwen3-4B\n    healthcheck:\n      test: [CMD, curl, -f, http://localhost:8000/health]\n"
+    )
+    result = parse(text, "snippet.yaml")
+    assert value(result, "launcher") == "compose"
+    assert value(result, "arg.model") == "Qwen/Qwen3-4B"

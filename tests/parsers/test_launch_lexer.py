@@ -61,3 +61,27 @@ def test_the_checklist_calls_a_command_with_an_open_quote_cut():
     assert _cut("vllm serve m \\\n  --chat-template '{% for m in messages %}\n") is not None
     assert "unbalanced single quote" in _cut("vllm serve m --served-model-name 'x\n")
     assert _cut("vllm serve m --chat-template '{{ x }}'\n") is None
+
+
+def test_a_word_opening_with_its_only_backslash_is_read_as_bash_reads_it():
+    # a web page joined `… \<newline>--ipc=host` into `… \--ipc=host`
+    notes: list[str] = []
+    text = "docker run --gpus all \\--ipc=host \\-e HF_HUB_OFFLINE=1 \\vllm/vllm-openai:v0.9.0 \\--model /m"
+    got = [token.text for token in tokenize_string(text, 3, notes=notes)]
+    assert got == [
+        "docker", "run", "--gpus", "all", "--ipc=host", "-e", "HF_HUB_OFFLINE=1",
+        "vllm/vllm-openai:v0.9.0", "--model", "/m",
+    ]  # fmt: skip
+    assert len(notes) == 1 and "line 3" in notes[0]
+
+
+def test_windows_paths_keep_their_backslashes():
+    notes: list[str] = []
+    got = [
+        token.text
+        for token in tokenize_string(r"vllm serve C:\models\phi-4 --download-dir D:\hf", 1, notes=notes)
+    ]
+    assert got == ["vllm", "serve", r"C:\models\phi-4", "--download-dir", r"D:\hf"]
+    rooted = [token.text for token in tokenize_string(r"vllm serve \models\phi-4", 1, notes=notes)]
+    assert rooted == ["vllm", "serve", r"\models\phi-4"]  # more than one backslash: a path
+    assert notes == []

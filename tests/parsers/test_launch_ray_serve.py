@@ -79,3 +79,37 @@ def test_a_python_fragment_from_an_issue_is_read_call_by_call():
 
 def test_python_that_is_not_ray_serve_llm_is_no_launch():
     assert looks_like("from vllm import LLM\nllm = LLM(model='facebook/opt-125m')\n") is None
+
+
+def test_ray_config_classes_are_read_like_dicts_and_computed_calls_are_not():
+    text = (
+        "from ray import serve\n"
+        "from ray.serve.llm import LLMConfig, ModelLoadingConfig, build_openai_app\n"
+        "import os\n\n"
+        "cfg = LLMConfig(\n"
+        "    model_loading_config=ModelLoadingConfig(\n"
+        '        model_id="mistral-small",\n'
+        '        model_source="mistralai/Mistral-Small-3.1-24B-Instruct-2503",\n'
+        "    ),\n"
+        '    engine_kwargs={"tensor_parallel_size": 2, "max_model_len": os.environ.get("LEN")},\n'
+        '    runtime_env={"env_vars": {"HF_HUB_ENABLE_HF_TRANSFER": "1"}},\n'
+        ")\n"
+        'app = build_openai_app({"llm_configs": [cfg]})\n'
+    )
+    result = parse(text, "serve_app.py")
+    assert value(result, "launcher") == "ray_serve_llm"
+    assert value(result, "arg.model") == "mistralai/Mistral-Small-3.1-24B-Instruct-2503"
+    assert value(result, "arg.served_model_name") == "mistral-small"
+    assert line(result, "arg.model") == 8
+    assert value(result, "arg.tensor_parallel_size") == "2"
+    assert "arg.max_model_len" not in result.knobs  # computed at run time: not a literal
+    assert any("computed in Python" in note for note in result.notes)
+    assert family(result, "env.") == {"HF_HUB_ENABLE_HF_TRANSFER": "1"}
+
+
+def test_a_call_with_positional_arguments_is_no_config_record():
+    text = (
+        "from ray.serve.llm import LLMConfig\n"
+        "cfg = LLMConfig(model_loading_config=make_loading_config('org/model'), engine_kwargs={})\n"
+    )
+    assert "arg.model" not in parse(text, "app.py").knobs

@@ -13,6 +13,27 @@ from vllm_triage.parsers.launch import parse
 
 CASES = [
     (
+        "apptainer exec --nv --cleanenv -B /scratch/llm:/models --env HF_HUB_OFFLINE=1 vllm-v0.9.1.sif "
+        "vllm serve /models/Mistral-Small-24B -tp 2",
+        "vllm_serve",
+        {"model": "/models/Mistral-Small-24B", "tensor_parallel_size": "2"},
+        {"HF_HUB_OFFLINE": "1"},
+    ),
+    (
+        "singularity run --nv --bind /data:/data img.sif python3 -m vllm.entrypoints.openai.api_server "
+        "--model /data/phi-4 --port 9000",
+        "api_server_module",
+        {"model": "/data/phi-4", "port": "9000"},
+        {},
+    ),
+    (
+        "hf jobs run -d --flavor l4x1 --timeout 1h -e VLLM_USE_V1=1 vllm/vllm-openai:latest "
+        "vllm serve google/gemma-3-12b-it --max-model-len 16384",
+        "vllm_serve",
+        {"model": "google/gemma-3-12b-it", "max_model_len": "16384"},
+        {"VLLM_USE_V1": "1"},
+    ),
+    (
         "systemd-run --unit=vllm-qwen -p MemoryMax=64G --scope -E HF_HOME=/srv/hf "
         "python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-8B -tp 2",
         "api_server_module",
@@ -93,3 +114,9 @@ def test_argv_reader_docstring_example_runs():
 
     outcome = doctest.testmod(argv)
     assert outcome.attempted >= 2 and outcome.failed == 0
+
+
+def test_an_unknown_command_before_vllm_is_no_wrapper():
+    # only documented runners are skipped: `echo vllm serve x` prints, it does not launch
+    assert "launcher" not in parse("echo vllm serve Qwen/Qwen3-8B\n", "paste.txt").knobs
+    assert "launcher" not in parse("apptainer build vllm.sif docker://vllm/vllm-openai\n", "p.txt").knobs

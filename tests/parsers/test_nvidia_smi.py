@@ -102,6 +102,8 @@ KINDS = {
     "csv-compute-apps-noheader-units-no-command.txt": "csv",
     "version-610-kmd-umd.txt": "version",
     "table-580-gpu-rows-only-fragment.txt": "table",
+    "table-418-centos-bracket-prompt-k80x2.txt": "table",
+    "table-mig-devices-section-alone-a100x2.txt": "table",
     "not-psql-table.txt": None,
     "not-inventory-csv.txt": None,
     "not-xml-pom.xml": None,

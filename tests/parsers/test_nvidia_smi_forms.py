@@ -323,3 +323,43 @@ def test_other_tables_csv_and_xml_are_not_nvidia_smi(name: str) -> None:
 def test_markdown_table_with_gpu_words_is_not_a_table() -> None:
     text = "| GPU | Memory | Driver |\n|-----|--------|--------|\n| A100 | 80 GB | 550 |\n"
     assert looks_like(text) is None
+
+
+# --- pasted shapes that hid a table ---------------------------------------------------------------
+
+
+def test_a_bracketed_shell_prompt_is_no_json_and_the_table_after_it_is_read() -> None:
+    # RHEL/CentOS put the prompt in brackets: `[user@host ~]$`; only '[' + a value opens JSON
+    text = (FIXTURES / "table-418-centos-bracket-prompt-k80x2.txt").read_text(encoding="utf-8")
+    assert looks_like(text) == "table"
+    got = facts(run("table-418-centos-bracket-prompt-k80x2.txt"))
+    assert got["driver_version"] == "418.87.01" and got["cuda_version"] == "10.1"
+    assert got["gpu_count"] == 2 and got["gpu_models"] == ["Tesla K80", "Tesla K80"]
+    assert got["gpu_memory_total_mib"] == [11441, 11441]
+
+
+@pytest.mark.parametrize("head", ['[{"Id": "abc"}]', "[\n  {", '["nvidia-smi"]', "[]", "{", "[ 1, 2 ]"])
+def test_text_that_opens_as_json_is_still_refused(head: str) -> None:
+    text = head + "\n| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15    CUDA Version: 12.4 |\n"
+    assert looks_like(text) is None
+
+
+def test_a_mig_devices_table_pasted_alone_gives_the_mig_devices_and_mig_on() -> None:
+    result = run("table-mig-devices-section-alone-a100x2.txt")
+    got = facts(result)
+    assert got["mig_enabled"] is True
+    assert [(d["gpu"], d["gi"], d["used_mib"]) for d in got["mig_devices"]] == [
+        (0, 1, 9431),
+        (0, 2, 11),
+        (1, 1, 38712),
+    ]
+    # the MIG table says nothing of the physical GPUs, their count or the driver
+    assert "gpu_count" not in got and "driver_version" not in got and "gpu_models" not in got
+
+
+def test_a_mig_devices_header_with_no_rows_is_no_mig_fact() -> None:
+    text = "\n".join(
+        (FIXTURES / "table-mig-devices-section-alone-a100x2.txt").read_text(encoding="utf-8").splitlines()[:6]
+    )
+    got = facts(parse(text, "cut.txt", "host"))
+    assert "mig_enabled" not in got and "mig_devices" not in got

@@ -395,3 +395,44 @@ def test_a_lone_rule_warning_with_nothing_after_it_stays_the_answer(tmp_path, tr
     data = triage_json(_write(tmp_path, log))
     assert data["first_error"]["rule"] == "cuda.extension_abi"
     assert not [f for f in data["findings"] if f["id"] == "earlier-warning"]
+
+
+def test_a_prompt_too_long_kills_an_offline_loop_but_a_server_answers_400_and_goes_on(tmp_path, triage_json):
+    offline = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/processor.py", line 405, in _validate_model_input\n'
+        "    raise ValueError(\n"
+        "ValueError: The decoder prompt (length 9000) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.\n"
+    )
+    data = triage_json(_write(tmp_path, offline, "rollout.log"))
+    assert data["phase"] == "request"
+    assert data["first_error"]["rule"] == "request.prompt_too_long"
+    served = V1_START + (
+        f"{A} INFO:     Application startup complete.\n"
+        f"{A} ERROR 09-21 11:06:00 [serving_chat.py:222] ValueError: The decoder prompt (length 9000) is longer than the maximum model length of 8192.\n"
+        f'{A} INFO:     10.0.0.5:41234 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n'
+    )
+    data = triage_json(_write(tmp_path, served))
+    assert data["phase"] == "none"
+    assert any(f["id"] == "survived-error" for f in data["findings"])
+
+
+def test_a_relay_quoting_the_workers_error_names_the_cause_when_the_worker_traceback_is_missing(
+    tmp_path, triage_json
+):
+    log = (
+        f"{E} ERROR 11-10 12:30:57 [core.py:710] EngineCore encountered a fatal error.\n"
+        f"{E} ERROR 11-10 12:30:57 [core.py:710] Traceback (most recent call last):\n"
+        f'{E} ERROR 11-10 12:30:57 [core.py:710]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/executor/multiproc_executor.py", line 254, in get_response\n'
+        f"{E} ERROR 11-10 12:30:57 [core.py:710]     raise RuntimeError(\n"
+        f"{E} ERROR 11-10 12:30:57 [core.py:710] RuntimeError: Worker failed with error 'CUDA out of memory. Tried to allocate 326.00 MiB. GPU 0 has a total capacity of 79.19 GiB', please check the stack trace above for the root cause\n"
+        f"{A} ERROR 11-10 12:30:57 [async_llm.py:480] AsyncLLM output_handler failed.\n"
+        f"{A} ERROR 11-10 12:30:57 [async_llm.py:480] Traceback (most recent call last):\n"
+        f'{A} ERROR 11-10 12:30:57 [async_llm.py:480]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core_client.py", line 846, in get_output_async\n'
+        f"{A} ERROR 11-10 12:30:57 [async_llm.py:480]     raise self._format_exception(outputs) from None\n"
+        f"{A} ERROR 11-10 12:30:57 [async_llm.py:480] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["line"] == 5
+    assert data["first_error"]["rule"] == "oom.torch"  # classified by what the relay quotes
+    assert "AsyncLLM output_handler failed" not in data["first_error"]["message"]

@@ -15,7 +15,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from vllm_triage.analysis.blocks import FRAME_LINE, StreamIndex, frames_above, headline_of, next_in_stream
+from vllm_triage.analysis.blocks import (
+    FRAME_LINE,
+    MAX_FORWARD_CHAIN,
+    StreamIndex,
+    frames_above,
+    headline_of,
+    is_traceback_part,
+    next_in_stream,
+)
 from vllm_triage.analysis.model import Row
 from vllm_triage.engine.rules import Rule
 
@@ -117,6 +125,10 @@ def collect_candidates(
         if row.level in ("ERROR", "CRITICAL", "WARNING") and not row.tb:
             following = next_in_stream(index, row)
             if following is not None and following.tb:
+                if _kind_of_raised(index, following, rules) in ("consequence", "noise"):
+                    # `AsyncLLM output_handler failed.` over a traceback ending in EngineDeadError:
+                    # the headline of a consequence is one too (its exception line is collected).
+                    continue
                 target = roots if row.level != "WARNING" else warnings
                 target.append(Candidate(row, None, "headline" if row.level != "WARNING" else "warning"))
             elif row.level in ("ERROR", "CRITICAL") and row.message.strip() and not row.message[:1].isspace():
@@ -149,6 +161,16 @@ def _is_source_code_line(index: StreamIndex, row: Row) -> bool:
         if not following.message[:1].isspace():
             return False
     return False
+
+
+def _kind_of_raised(index: StreamIndex, header: Row, rules: dict[str, Rule]) -> str | None:
+    """The rule kind of the exception line that ends the traceback opened at `header`."""
+    for candidate in index.neighbours(header, +1, MAX_FORWARD_CHAIN):
+        if candidate.exc:
+            return _kind_of(candidate, rules)
+        if not is_traceback_part(candidate):
+            return None
+    return None
 
 
 def _raised_in_teardown(index: StreamIndex, row: Row, teardown: frozenset[str]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +167,11 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
         chosen = roots[0]
     else:
         chosen, kind = candidates.stand_in()
+
+    if kind == "consequence_only":
+        relay = _quoted_root(consequences, compiled)
+        if relay is not None:
+            chosen, kind = relay, "root"
 
     findings: list[Finding] = []
     block: ErrorBlock | None = None
@@ -345,6 +351,27 @@ def _survival(
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
+
+
+_QUOTE = re.compile(r"'(?P<quoted>.+?)(?:'(?:, please check|$)|$)")
+
+
+def _quoted_root(consequences: list[Candidate], compiled: CompiledRules) -> Candidate | None:
+    """A relay that quotes the failing process's exception, when that process's own traceback is
+    not in the input (`RuntimeError: Worker failed with error 'NPU out of memory. Tried to
+    allocate …'`): the line names the cause, so it stands for the root, classified by what it quotes."""
+    by_id = compiled.ruleset.by_id()
+    for candidate in consequences:
+        if candidate.rule is None or not candidate.rule.extra.get("quotes_root"):
+            continue
+        match = _QUOTE.search(candidate.row.message)
+        if match is None:
+            continue
+        quoted = pl.DataFrame({"message": [match.group("quoted")]}).select(compiled.class_expr().alias("id"))
+        rule_id = quoted["id"][0]
+        rule = by_id.get(rule_id) if rule_id else None
+        return Candidate(candidate.row, rule if rule is not None and rule.kind == "error" else None, "rule")
+    return None
 
 
 def _lone_lines_gone_past(

@@ -185,9 +185,8 @@ def _load_json_prefix(text: str) -> Any:
 # ------------------------------------------------------------------------------------------ parsing
 
 
-@parser(
-    Role.REQUEST, looks_like=looks_like, sniff=50
-)  # after launch: a curl alone is refused by the launch sniffer and claimed here
+# Sniffed after launch: a curl alone is refused by the launch sniffer and claimed here.
+@parser(Role.REQUEST, looks_like=looks_like, sniff=50)
 def parse(text: str, file: str) -> ParseResult:
     """Read the request knobs from a JSON body or the first curl command that carries one."""
     cleaned = _cleaned_text(text or "")

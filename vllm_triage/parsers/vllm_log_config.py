@@ -171,9 +171,8 @@ def _first(text: str, needle: str, accept: Callable[[_Hit], Any]) -> tuple[_Hit,
 # ---------------------------------------------------------------------------------------- parsing
 
 
-@parser(
-    Role.VLLM_LOG, looks_like=looks_like, sniff=None
-)  # never asked: a log is recognised by how many of its lines look like one (parsers/roles.py)
+# Never asked by sniffing: a log is recognised by how many of its lines look like one (parsers/roles.py).
+@parser(Role.VLLM_LOG, looks_like=looks_like, sniff=None)
 def parse(text: str, file: str) -> ParseResult:
     """Facts and knobs a vLLM log states about its own configuration."""
     result = ParseResult(kind=KIND)

@@ -3,7 +3,8 @@
 Shapes: `vllm serve MODEL …`, `python -m vllm.entrypoints.openai.api_server --model MODEL …`
 (also under `uv run`, `conda run`, `nohup`, env prefixes), `docker run` / `podman run` (docker
 options, the image, then vLLM arguments read against the image's entrypoint), docker-compose
-service blocks, Kubernetes container specs and supervisord `[program:x]` sections.
+service blocks, Kubernetes container specs, supervisord `[program:x]` sections and systemd units
+(`ExecStart=`).
 
 Sample (a paste as it arrives; prompts, continuations and comments are debris to read through):
 
@@ -37,13 +38,13 @@ from vllm_triage.parsers.launch.sbatch import parse_sbatch
 from vllm_triage.parsers.launch.session import parse_shell
 from vllm_triage.parsers.launch.sniff import looks_like
 from vllm_triage.parsers.launch.supervisord import parse_supervisord
+from vllm_triage.parsers.launch.systemd import parse_systemd
 from vllm_triage.parsers.registry import parser
 from vllm_triage.parsers.safe_yaml import YamlRefused
 
 
-@parser(
-    Role.LAUNCH_COMMAND, looks_like=looks_like, sniff=40
-)  # after inspect: a launch script that ends with a health-check curl is a launch command
+# Sniffed after inspect: a launch script that ends with a health-check curl is a launch command.
+@parser(Role.LAUNCH_COMMAND, looks_like=looks_like, sniff=40)
 def parse(text: str, file: str) -> ParseResult:
     """Read the launch command(s) in `text`; never raises on odd input."""
     shape = None
@@ -54,7 +55,7 @@ def parse(text: str, file: str) -> ParseResult:
             result = ParseResult(kind=f"{KIND_PREFIX}.unknown")
             result.notes.append(
                 "no vLLM launch command recognised (vllm serve, api_server, docker/podman run, sbatch, "
-                "compose, Kubernetes, Helm values, Ray Serve LLM or supervisord)"
+                "compose, Kubernetes, Helm values, Ray Serve LLM, supervisord or a systemd unit)"
             )
             return result
         reader = {
@@ -62,6 +63,7 @@ def parse(text: str, file: str) -> ParseResult:
             "compose": parse_compose,
             "kubernetes": parse_kubernetes,
             "supervisord": parse_supervisord,
+            "systemd": parse_systemd,
             "sbatch": parse_sbatch,
             "helm": parse_helm,
             "ray_serve_llm": parse_ray_serve,

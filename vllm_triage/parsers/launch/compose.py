@@ -56,6 +56,9 @@ def parse_compose(text: str, file: str) -> ParseResult:
         result.notes.append("no vLLM service found in the compose file")
         result.notes.extend(ctx.notes)
         return result
+    # A stack runs vLLM beside its clients (a UI, a proxy) whose commands name the vLLM service:
+    # the service that starts the server comes first, then one on a vLLM image, then the rest.
+    vllm.sort(key=lambda item: _starts_vllm(item[2]))
     doc, path, service = vllm[0]
     launch = _compose_launch(doc, path, service, ctx)
     emit(launch, result, file)
@@ -63,6 +66,20 @@ def parse_compose(text: str, file: str) -> ParseResult:
         result.notes.append(f"service {other_path[-1]} also runs vLLM; the first one ({path[-1]}) was read")
     result.notes.extend(ctx.notes)
     return result
+
+
+_VLLM_PROGRAM = re.compile(
+    r"""(?:^|[\s/"'\[,])vllm["']?\s*,?\s*["']?serve\b|vllm\.entrypoints\.|vllm/entrypoints/""", re.I
+)
+
+
+def _starts_vllm(service: dict[str, Any]) -> int:
+    """0: its entrypoint/command starts vLLM; 1: it runs a vLLM image; 2: it only names vLLM."""
+    program = json.dumps([service.get("entrypoint"), service.get("command")], default=str)
+    if _VLLM_PROGRAM.search(program):
+        return 0
+    image = yaml_scalar(service.get("image")).rsplit("/", 1)[-1].lower()
+    return 1 if "vllm" in image.split(":", 1)[0] else 2
 
 
 def _compose_services(doc: YamlDoc) -> list[tuple[YamlDoc, Path, dict[str, Any]]]:

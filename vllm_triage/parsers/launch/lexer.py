@@ -76,6 +76,7 @@ class _Tokenizer:
         self.logical = logical
         self.resolve = resolve
         self.notes = notes
+        self.flattened_noted = False
         self.pos = 0
         self.tokens: list[Token] = []
         self._reset_word()
@@ -122,9 +123,23 @@ class _Tokenizer:
             elif char == '"':
                 self._double_quoted()
             elif char == "\\":
+                at_word_start = self.word_start is None
                 self._start()
                 nxt = src[self.pos + 1 : self.pos + 2]
-                if _WINDOWS_PATH_CHAR.match(nxt):
+                if at_word_start and nxt and _flattened_continuation(src, self.pos):
+                    # `… \--ipc=host \vllm/vllm-openai …`: a web page or chat joined the lines of a
+                    # continued command and kept the backslashes. A word that opens with its only
+                    # backslash is no Windows path (`C:\x`, `\\server\share` have more or start
+                    # with a drive); bash reads it the same: the backslash quotes the next character.
+                    if not self.flattened_noted:
+                        self.flattened_noted = True
+                        self.notes.append(
+                            f"line {self.logical.line_at(self.pos)}: words opening with a backslash read as "
+                            "bash does (a continued command whose line breaks were lost)"
+                        )
+                    self.buf.append(nxt)
+                    self.pos += 2
+                elif _WINDOWS_PATH_CHAR.match(nxt):
                     # `C:\models\phi3`: bash would eat these backslashes, but nobody escapes a
                     # letter on purpose; it is a Windows path pasted from cmd/PowerShell.
                     self.buf.append(char)
@@ -290,6 +305,16 @@ def _continuation_at(text: str, pos: int) -> int:
 
 
 _WINDOWS_PATH_CHAR = re.compile(r"[A-Za-z0-9_.-]")
+
+
+def _flattened_continuation(text: str, pos: int) -> bool:
+    """The backslash at `pos` opens a word and is the word's only one, after a space on the same line."""
+    if pos == 0 or text[pos - 1] not in " \t":
+        return False
+    end = pos + 1
+    while end < len(text) and text[end] not in " \t\n\r":
+        end += 1
+    return "\\" not in text[pos + 1 : end]
 
 
 _REDIRECT = re.compile(r"&?(?:>>?|<<?<?)(?:&[\d-]*)?")

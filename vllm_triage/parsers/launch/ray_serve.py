@@ -8,7 +8,8 @@ the replicas, `accelerator_type` the GPU kind to schedule on. Each engine worker
 so a replica takes tensor_parallel_size × pipeline_parallel_size GPUs.
 
 Read from: Python (`LLMConfig(model_loading_config=dict(model_id=…), engine_kwargs=dict(…))`,
-dict literals or `dict(...)` calls, module-level constants), a serve config
+dict literals, `dict(...)` calls or ray's config classes (`ModelLoadingConfig(...)`), module-level
+constants), a serve config
 (`applications[].args.llm_configs[]`), a standalone LLMConfig YAML, and a KubeRay `RayService`
 whose `serveConfigV2` holds the serve config as a string. Python is parsed with `ast`, never run.
 """
@@ -297,6 +298,16 @@ def _closing_paren(text: str, start: int) -> int:
     return len(text) - 1
 
 
+def _keyword_record(node: ast.expr) -> TypeGuard[ast.Call]:
+    """`dict(a=1)`, or a config class of ray.serve.llm built from its fields (`ModelLoadingConfig(
+    model_id=…)`, `LoraConfig(…)`): LLMConfig takes either, pydantic turns both into the same record."""
+    if not isinstance(node, ast.Call) or node.args:
+        return False
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name == "dict" or (name.endswith("Config") and name != "LLMConfig")
+
+
 class _Evaluator:
     """Literal values of call arguments, with the line of every value by key path."""
 
@@ -323,7 +334,7 @@ class _Evaluator:
                 for key, item in zip(node.keys, node.values, strict=False)
                 if key is not None
             }
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        if _keyword_record(node):
             return {kw.arg: self.value(kw.value, (*path, kw.arg)) for kw in node.keywords if kw.arg}
         if isinstance(node, (ast.List, ast.Tuple)):
             return [self.value(item, path) for item in node.elts]

@@ -18,7 +18,9 @@ from vllm_triage.parsers.launch.paste import (
 )
 
 
-def shell_launches(text: str, file: str = "", sniff: bool = False) -> tuple[list[Launch], Context, list[int]]:
+def shell_launches(
+    text: str, file: str = "", sniff: bool = False, _nested: bool = False
+) -> tuple[list[Launch], Context, list[int]]:
     """Every vLLM launch in a shell paste, in order; plus lines of commented-out launches."""
     ctx = Context(file)
     lines, prompted = prepare_lines(text)
@@ -41,7 +43,25 @@ def shell_launches(text: str, file: str = "", sniff: bool = False) -> tuple[list
         launches.extend(walk(simple_commands(tokens), shell, ctx))
         if sniff and launches:
             break
+    if not launches and not _nested:
+        launches = _shown_scripts(shell, ctx, sniff)
     return launches, ctx, commented
+
+
+def _shown_scripts(shell: Shell, ctx: Context, sniff: bool) -> list[Launch]:
+    """`$ cat start.sh` pastes the script that launches vLLM as the output of a prompted command:
+    when the commands themselves launch nothing, a shown shell script is read as the session."""
+    launches: list[Launch] = []
+    for name, (body, first) in shell.files.items():
+        if not (name.endswith((".sh", ".bash", ".slurm", ".sbatch")) or body.startswith("#!")):
+            continue
+        # leading newlines keep the script's words on the paste's own line numbers
+        found, inner, _ = shell_launches("\n" * (first - 1) + body, ctx.file, sniff, _nested=True)
+        if found:
+            ctx.notes.append(f"line {first}: the launch is read from the script shown by `cat {name}`")
+        ctx.notes.extend(inner.notes)
+        launches.extend(found)
+    return launches
 
 
 _COMMENTED_LAUNCH = re.compile(r"\bvllm\s+serve\b|vllm\.entrypoints\.|\b(?:docker|podman)\s+run\b")

@@ -9,6 +9,7 @@ from vllm_triage.parsers.base import clean_paste
 from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CONFIG
 from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
 from vllm_triage.parsers.launch.session import shell_launches
+from vllm_triage.parsers.launch.systemd import looks_like_unit
 
 # Text that belongs to another parser even when it quotes a launch command.
 _OTHER_FORMATS = re.compile(
@@ -52,6 +53,13 @@ _YAML_VLLM = re.compile(
 _YAML_VLLM_ITEM = re.compile(r"^\s*-\s+[\"']?(?:vllm[\"']?\s*$|vllm\.entrypoints\.|python3? -m vllm\.)", re.M)
 _LONE_CONTAINER = re.compile(r"^(?:args|resources|volumeMounts|imagePullPolicy):", re.M)
 _YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:", re.M)
+# Keys of a Kubernetes container that no compose service has, at any indent: a container pasted
+# out of its Deployment keeps the indentation it had there.
+_K8S_CONTAINER_KEYS = re.compile(
+    r"^\s*(?:-\s+)?(?:imagePullPolicy|volumeMounts|containerPort|livenessProbe|readinessProbe|startupProbe"
+    r"|securityContext):|^(\s*)env:[ \t]*\n\1\s*-\s+name:",
+    re.M,
+)
 
 
 _VLLM_WORD = re.compile(r"vllm|api_server", re.I)
@@ -68,7 +76,8 @@ _HELM_IMAGE = re.compile(r"^\s+repository:\s*\S", re.M)
 
 def looks_like(text: str) -> str | None:
     """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes", "helm",
-    "ray_serve_llm", "supervisord"), or None when it is no launch command (or is another parser's format)."""
+    "ray_serve_llm", "supervisord", "systemd"), or None when it is no launch command (or is
+    another parser's format)."""
     if not text or not text.strip() or "\x00" in text[:4096]:
         return None
     head = text[:_SNIFF_LIMIT].lstrip("\ufeff")
@@ -80,6 +89,8 @@ def looks_like(text: str) -> str | None:
     head = "\n".join(line.text for line in clean_paste(head, keep_prompts=True))
     if _SUPERVISORD.search(head) and _SUPERVISORD_COMMAND.search(head):
         return "supervisord"
+    if looks_like_unit(head) and _VLLM_WORD.search(head):
+        return "systemd"
     if PYTHON_LLM_CONFIG.search(head) and "model_loading_config" in head:
         return "ray_serve_llm"
     yaml_like = len(_YAML_KEY.findall(head)) >= 2
@@ -94,6 +105,8 @@ def looks_like(text: str) -> str | None:
             return "kubernetes"
         if not _COMPOSE.search(head) and _HELM_ARGS.search(head) and _HELM_IMAGE.search(head):
             return "helm"  # values of a generic chart: an args list next to image.repository
+        if not _COMPOSE.search(head) and _K8S_CONTAINER_KEYS.search(head):
+            return "kubernetes"
         if _COMPOSE.search(head) or re.search(r"^\s+(?:image|command|deploy|environment):", head, re.M):
             return "compose"
         if re.search(r"^image:", head, re.M):  # one container or service body, not indented

@@ -1,6 +1,6 @@
 """Where vLLM starts inside an argv: env assignments and wrapper commands (sudo, nohup,
-systemd-run, srun, numactl, uv run, conda run …) skipped, up to `vllm serve`, the api_server
-module, docker/podman run or `sh -c`."""
+systemd-run, srun, numactl, uv run, conda run, apptainer/singularity exec, hf jobs run …)
+skipped, up to `vllm serve`, the api_server module, docker/podman run or `sh -c`."""
 
 from __future__ import annotations
 
@@ -30,10 +30,19 @@ class Wrapper:
     value_options: frozenset[str] = frozenset()
     positionals: int = 0
     env_options: frozenset[str] = frozenset()
+    flags: frozenset[str] = frozenset()  # long options known to take no value (`--nv`)
 
 
-def _wrapper(options: str = "", positionals: int = 0, env: str = "") -> Wrapper:
-    return Wrapper(frozenset(options.split()), positionals, frozenset(env.split()))
+def _wrapper(options: str = "", positionals: int = 0, env: str = "", flags: str = "") -> Wrapper:
+    return Wrapper(frozenset(options.split()), positionals, frozenset(env.split()), frozenset(flags.split()))
+
+
+_APPTAINER = _wrapper(
+    "-B --bind --env --env-file --home -H --pwd --overlay -o",
+    1,
+    "--env",
+    "--nv --nvccli --rocm --cleanenv --containall --contain --writable-tmpfs --fakeroot --no-home",
+)
 
 
 # THE wrapper list: every reader of an argv (a pasted command, docker inspect Path+Args, a
@@ -89,6 +98,22 @@ RUNNERS: dict[tuple[str, str], Wrapper] = {
         "--config_file --num_processes --num_machines --machine_rank --main_process_ip "
         "--main_process_port --mixed_precision --gpu_ids --dynamo_backend --num_cpu_threads_per_process"
     ),
+    # Container runners that take the image as their one positional argument, then the command:
+    # `apptainer exec --nv -B /data img.sif vllm serve …` (HPC), `singularity exec …` likewise.
+    ("apptainer", "exec"): _APPTAINER,
+    ("apptainer", "run"): _APPTAINER,
+    ("singularity", "exec"): _APPTAINER,
+    ("singularity", "run"): _APPTAINER,
+}
+
+# Three-word runners: `hf jobs run [options] IMAGE COMMAND…` (Hugging Face Jobs).
+RUNNERS3: dict[tuple[str, str, str], Wrapper] = {
+    ("hf", "jobs", "run"): _wrapper(
+        "--flavor --timeout --namespace --expose -e --env -s --secrets", 1, "-e --env", "-d --detach"
+    ),
+    ("huggingface-cli", "jobs", "run"): _wrapper(
+        "--flavor --timeout --namespace --expose -e --env -s --secrets", 1, "-e --env", "-d --detach"
+    ),
 }
 
 
@@ -110,8 +135,13 @@ def _skip_wrapper(words: list[Token], index: int) -> tuple[int, str, list[Token]
     assignments its options make (`systemd-run -E HF_HOME=/data`)."""
     name = basename(words[index].text)
     following = words[index + 1].text if index + 1 < len(words) else ""
+    third = words[index + 2].text if index + 2 < len(words) else ""
     runner = RUNNERS.get((name, following))
-    if runner is not None:
+    runner3 = RUNNERS3.get((name, following, third))
+    if runner3 is not None:
+        cursor, described, spec = index + 3, f"{name} {following} {third}", runner3
+        runner = runner3
+    elif runner is not None:
         cursor, described = index + 2, f"{name} {following}"
         spec = runner
     elif name in WRAPPERS:
@@ -126,7 +156,13 @@ def _skip_wrapper(words: list[Token], index: int) -> tuple[int, str, list[Token]
         takes_value = option in spec.value_options and not eq
         # `srun --ntasks 1 vllm serve`: an unlisted long option may take a value too, but
         # never the program we are looking for.
-        if not takes_value and option.startswith("--") and not eq and option not in spec.value_options:
+        if (
+            not takes_value
+            and option.startswith("--")
+            and not eq
+            and option not in spec.value_options
+            and option not in spec.flags
+        ):
             takes_value = cursor + 1 < len(words) and not _is_program(words[cursor + 1].text)
             takes_value = takes_value and not words[cursor + 1].text.startswith("-")
         value = (

@@ -42,10 +42,15 @@ _LOG_LINE = re.compile(
 )
 
 
+# JSON opens with an object, or an array of values. A '[' followed by a word is no JSON but the
+# bracketed shell prompt of RHEL/CentOS/Fedora (`[user@host ~]$ nvidia-smi`).
+_JSON_START = re.compile(r"^(?:\{|\[\s*(?:[{\[\"\]\d-]|true\b|false\b|null\b|$))")
+
+
 def foreign(lines: list[PasteLine]) -> str | None:
     """Why this text belongs to another parser (JSON, collect_env, a vLLM log), or None."""
     first = next((line.text.strip() for line in lines if line.text.strip()), "")
-    if first.startswith(("{", "[")):
+    if _JSON_START.match(first):
         return "JSON"
     joined = "\n".join(line.text for line in lines)
     if any(mark in joined for mark in _COLLECT_ENV_MARKS):

@@ -175,7 +175,12 @@ def _table_snapshots(lines: list[PasteLine]) -> list[_Snapshot]:
             snapshots[-1].banner = line
             continue
         _table_line(snapshots[-1], line, text)
-    return [snap for snap in snapshots if snap.banner or snap.gpus or snap.process_state != "absent"]
+    # a screen may be pasted as its MIG devices table alone: that table is nvidia-smi's as much as the rest
+    return [
+        snap
+        for snap in snapshots
+        if snap.banner or snap.gpus or snap.process_state != "absent" or snap.mig_state != "absent"
+    ]
 
 
 def _choose_snapshot(snapshots: list[_Snapshot], out: Out) -> _Snapshot:
