@@ -43,7 +43,8 @@ LOG_LINES = [
     "(EngineCore_0 pid=9) INFO 01-02 03:04:20 [gpu_model_runner.py:1953] Model loading took 14.99 GiB",
     "(EngineCore_0 pid=9) ERROR 01-02 03:04:31 [core.py:700] EngineCore failed to start.",
     "(EngineCore_0 pid=9) ERROR 01-02 03:04:31 [core.py:700] Traceback (most recent call last):",
-    '(EngineCore_0 pid=9) ERROR 01-02 03:04:31 [core.py:700]   File "/usr/lib/python3/core.py", line 691, in run',
+    '(EngineCore_0 pid=9) ERROR 01-02 03:04:31 [core.py:700]   File "/usr/lib/python3/core.py", line 691, '
+    "in run",
     "(EngineCore_0 pid=9) ERROR 01-02 03:04:31 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. "
     "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.02 GiB is free.",
 ]
@@ -485,7 +486,10 @@ def _clean(path: Path) -> None:
     subprocess.run(["rm", "-rf", str(path)], check=False)
 
 
-HEADER = f"{'attack':22} {'command':12} {'exit':>4} {'wall s':>6} {'cpu s':>6} {'MiB':>6} {'err':>3} {'leak':>4}  ok  first stderr line"
+HEADER = (
+    f"{'attack':22} {'command':12} {'exit':>4} {'wall s':>6} {'cpu s':>6} {'MiB':>6} {'err':>3} {'leak':>4}"
+    "  ok  first stderr line"
+)
 
 
 def _format(row: Row, max_seconds: float) -> str:
@@ -496,7 +500,8 @@ def _format(row: Row, max_seconds: float) -> str:
     leak = "-" if row.secret_out is None else ("YES" if row.secret_out else "no")
     ok = "ok" if row.passed(max_seconds) else "FAIL"
     return (
-        f"{row.attack:22} {row.command:12} {code:>4} {row.seconds:6.1f} {row.cpu_seconds:6.1f} {row.rss_mib:6.0f} "
+        f"{row.attack:22} {row.command:12} {code:>4} {row.seconds:6.1f} {row.cpu_seconds:6.1f} "
+        f"{row.rss_mib:6.0f} "
         f"{row.stderr_lines:>3} {leak:>4}  {ok:4} {row.note}"
     )
 

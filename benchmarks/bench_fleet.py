@@ -149,14 +149,16 @@ def main() -> int:
         f"{a.bundles} generated bundles ({size / 2**20:.1f} MiB), {os.cpu_count()} cores, load average "
         f"{load:.1f} at the end, `{a.cmd} scan`:",
         "",
-        "| run | wall time | bundles/s | × `--jobs 1` | CPU s (scan + pool) | CPU ms/bundle | peak RSS (largest process) |",
+        "| run | wall time | bundles/s | × `--jobs 1` | CPU s (scan + pool) | CPU ms/bundle | peak "
+        "RSS (largest process) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, n, secs, cpu, rss in rows:
         spark_cpu = "Spark" in name
         lines.append(
             f"| {name} | {secs:.1f} s | {n / secs:.1f} | {base / secs:.2f} | "
-            f"{'n/a' if spark_cpu else f'{cpu:.1f}'} | {'n/a' if spark_cpu else f'{cpu / n * 1000:.0f}'} | {rss} MiB |"
+            f"{'n/a' if spark_cpu else f'{cpu:.1f}'} | "
+            f"{'n/a' if spark_cpu else f'{cpu / n * 1000:.0f}'} | {rss} MiB |"
         )
     lines += [
         "",

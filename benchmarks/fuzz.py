@@ -193,19 +193,18 @@ def _target(name: str) -> Callable[[bytes], object]:
 
         return run_triage
 
-    from vllm_triage.fingerprint.combine import _PARSERS, ARTEFACT_MAX_BYTES, LOG_HEAD_BYTES, SCOPED_ROLES
+    from vllm_triage.fingerprint.combine import ARTEFACT_MAX_BYTES, LOG_HEAD_BYTES
+    from vllm_triage.parsers.registry import REGISTRY
 
-    module = _PARSERS[name]
+    found = REGISTRY[name]
     # What the combiner hands a parser: an artefact's first 16 MiB, a log's first 5 MiB.
     limit = LOG_HEAD_BYTES if name == "vllm_log" else ARTEFACT_MAX_BYTES
 
     def run_parser(data: bytes) -> object:
         data = data[:limit]
         text = decode_all(data, check_text(data[:65536], "fuzz.txt"))
-        module.looks_like(text)
-        if name in SCOPED_ROLES:
-            return module.parse(text, "fuzz.txt", "gpu")
-        return module.parse(text, "fuzz.txt")
+        found.looks_like(text)
+        return found.read(text, "fuzz.txt", "gpu")
 
     return run_parser
 
@@ -230,7 +229,7 @@ MEMORY_LIMIT = 10 * 1024**3
 def _work(target: str, seed: int, count: int, timeout: float, out: str) -> Report:
     import resource
 
-    from vllm_triage.errors import InputError
+    from vllm_triage.core.errors import InputError
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     progress = Path(out) / f"progress-{os.getpid()}"
@@ -325,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
                 total.slowest, total.slowest_size = r.slowest, r.slowest_size
     wall = time.perf_counter() - started
     print(
-        f"| target | inputs | refused (exit 4) | crashes | hangs (> {args.timeout:g} s) | slowest | its size |"
+        f"| target | inputs | refused (exit 4) | crashes | hangs (> {args.timeout:g} s) | slowest "
+        f"| its size |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for r in totals.values():

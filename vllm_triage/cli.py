@@ -7,11 +7,7 @@ Exit codes: 0 ok · 1 check: bundle incomplete / rules check failed · 2 usage e
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-import traceback
-from collections.abc import Callable
 from typing import Any
 
 import click
@@ -22,63 +18,19 @@ from vllm_triage.commands.output import (
     add_quiet_everywhere,
     add_width,
     emit_json,
+    internal_error,
     note,
+    run_action,
     text_width,
-    use_colour,
     width_option,
 )
-from vllm_triage.errors import EXIT_INCOMPLETE, EXIT_INPUT, EXIT_INTERNAL, EXIT_USAGE, TriageError
+from vllm_triage.core.errors import ExitCode, TriageError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 ok; 1 incomplete/failed check; 2 usage error; 3 confounded comparison; "
     "4 bad input (missing, empty, binary, not the expected format, corrupt archive); 70 internal error."
 )
 FORMATS = ["text", "json", "md"]
-
-
-def _run(action: Callable[[], Any], input_exit: int | None = None) -> Any:
-    """Turn every failure into one line on stderr and its exit code; never a traceback.
-
-    `input_exit` replaces the exit code of bad input for commands whose contract says otherwise
-    (diff and series: 2 for a usage or input error, so that 3 stays "confounded")."""
-    try:
-        return action()
-    except TriageError as exc:
-        click.echo(exc.one_line(), err=True)
-        sys.exit(input_exit if input_exit is not None and exc.exit_code == EXIT_INPUT else exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("vllm-triage: interrupted", err=True)
-        sys.exit(130)
-    except BrokenPipeError:
-        # `vllm-triage … | head`: the reader has what it wanted; not an error worth a line. Point
-        # stdout at /dev/null so the interpreter's final flush does not raise again.
-        # (A test runner's buffer has no file descriptor: then there is nothing left to flush.)
-        with contextlib.suppress(OSError, ValueError, AttributeError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
-    except BaseException as exc:  # a bug: one line, the traceback only on request
-        if isinstance(exc, (SystemExit, GeneratorExit)):
-            raise
-        _internal_error(exc)
-
-
-def _internal_error(exc: BaseException) -> None:
-    """One line and exit 70 for anything unexpected, a Rust panic from polars (a BaseException)
-    included; MemoryError says what it means."""
-    if os.environ.get("VLLM_TRIAGE_DEBUG"):
-        traceback.print_exception(exc)
-    if isinstance(exc, MemoryError):
-        what = "out of memory (lower --max-input or --max-line, or give the machine more memory)"
-    else:
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
-        what = f"{type(exc).__name__}: {first}"
-    click.echo(f"vllm-triage: internal-error: {what} (set VLLM_TRIAGE_DEBUG=1 for the traceback)", err=True)
-    sys.exit(EXIT_INTERNAL)
-
-
-# Kept under their old names: the command modules import them from here.
-_emit_json = emit_json
-_use_colour = use_colour
 
 
 class LazyGroup(click.Group):
@@ -104,14 +56,8 @@ class LazyGroup(click.Group):
             return self.commands.get(name)
         import importlib
 
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            del self.lazy[name]  # not written yet
-            return None
-        command = module.command
+        # Every module of COMMAND_MODULES exists: a missing one is a bug to raise, not to skip.
+        command: click.Command = importlib.import_module(module_name).command
         del self.lazy[name]
         self.add_command(command, name)
         _decorate(command)
@@ -199,7 +145,9 @@ def triage(
 
     chosen = _paths_or_sample(paths, sample)
     sys.exit(
-        _run(lambda: run_triage(chosen, fmt, verbose, list(rule_dirs), text_width(width), sys.stdin.buffer))
+        run_action(
+            lambda: run_triage(chosen, fmt, verbose, list(rule_dirs), text_width(width), sys.stdin.buffer)
+        )
     )
 
 
@@ -223,7 +171,9 @@ def fingerprint(
     from vllm_triage.commands.run_output import run_fingerprint
 
     chosen = _paths_or_sample(paths, sample)
-    sys.exit(_run(lambda: run_fingerprint(chosen, fmt, list(rule_dirs), text_width(width), sys.stdin.buffer)))
+    sys.exit(
+        run_action(lambda: run_fingerprint(chosen, fmt, list(rule_dirs), text_width(width), sys.stdin.buffer))
+    )
 
 
 @cli.group()
@@ -239,10 +189,10 @@ def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """List the rules in force (built-in plus --rules directories)."""
     from vllm_triage.engine.rules import load
 
-    ruleset = _run(lambda: load(list(rule_dirs)))
+    ruleset = run_action(lambda: load(list(rule_dirs)))
     chosen = [r for r in ruleset.rules if kind is None or r.kind == kind]
     if fmt == "json":
-        _emit_json(
+        emit_json(
             [
                 {
                     "id": r.id,
@@ -268,29 +218,26 @@ def rules_list(kind: str | None, fmt: str, rule_dirs: tuple[str, ...]) -> None:
 def rules_check(fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """Validate every rule file: fields, patterns (both regex engines, hostile input), examples."""
     from vllm_triage.data_check import check_data
-    from vllm_triage.engine.check import check
+    from vllm_triage.engine.check import check, is_warning, problem_json, problem_line
 
-    problems, n_files, n_rules = _run(lambda: check(list(rule_dirs)))
-    problems = problems + _run(lambda: check_data(list(rule_dirs)))
+    problems, n_files, n_rules = run_action(lambda: check(list(rule_dirs)))
+    problems = problems + run_action(lambda: check_data(list(rule_dirs)))
     if fmt == "json":
-        _emit_json(
+        emit_json(
             {
                 "files": n_files,
                 "rules": n_rules,
-                "problems": [
-                    {"file": p.file, "rule": p.rule, "message": p.message, "warning": p.warning}
-                    for p in problems
-                ],
+                "problems": [problem_json(p) for p in problems],
             }
         )
     else:
         for problem in problems:
-            click.echo(str(problem))
-    errors = [p for p in problems if not p.warning]
+            click.echo(problem_line(problem))
+    errors = [p for p in problems if not is_warning(p)]
     warned = f", {len(problems) - len(errors)} warning(s)" if len(errors) < len(problems) else ""
     note(f"{n_rules} rules in {n_files} files: {len(errors)} problem(s){warned}")
     if errors:
-        sys.exit(EXIT_INCOMPLETE)
+        sys.exit(ExitCode.INCOMPLETE)
 
 
 # Text wrapped to the width like triage (check prints commands to copy: not wrapped).
@@ -317,14 +264,14 @@ def main() -> None:
         cli.main(prog_name="vllm-triage", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
-        sys.exit(EXIT_USAGE)
+        sys.exit(ExitCode.USAGE)
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "vllm-triage"
         click.echo(f"vllm-triage: usage-error: {exc.format_message()} (see `{command} --help`)", err=True)
-        sys.exit(EXIT_USAGE)
+        sys.exit(ExitCode.USAGE)
     except click.exceptions.Abort:
         click.echo("vllm-triage: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
@@ -335,8 +282,8 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("vllm-triage: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except BaseException as exc:  # the top-level guard: never a traceback
         if isinstance(exc, (SystemExit, GeneratorExit)):
             raise
-        _internal_error(exc)
+        internal_error(exc)

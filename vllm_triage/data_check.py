@@ -7,27 +7,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from vllm_triage.engine.check import Problem
-from vllm_triage.errors import TriageError
+from vllm_triage.core.errors import TriageError
+from vllm_triage.core.finding import Finding
+from vllm_triage.engine.check import problem
 
 
-def _loader_problems(family: str, load: Callable[[], object]) -> list[Problem]:
+def _loader_problems(family: str, load: Callable[[], object]) -> list[Finding]:
     try:
         load()
     except TriageError as exc:
-        return [Problem(family, None, exc.message)]
+        return [problem(family, None, exc.message)]
     except Exception as exc:  # a loader bug still names the family that failed
-        return [Problem(family, None, f"{type(exc).__name__}: {exc}")]
+        return [problem(family, None, f"{type(exc).__name__}: {exc}")]
     return []
 
 
-def check_data(extra_dirs: list[str] | None = None) -> list[Problem]:
+def check_data(extra_dirs: list[str] | None = None) -> list[Finding]:
     dirs = list(extra_dirs or [])
-    problems: list[Problem] = []
+    problems: list[Finding] = []
 
+    from vllm_triage.analysis import known_issues
     from vllm_triage.compare import data as compare_data
     from vllm_triage.fingerprint import data as fingerprint_data
-    from vllm_triage.fleet import known_issues
 
     problems += _loader_problems("rules/compat, rules/recipes", lambda: fingerprint_data.load(dirs))
     problems += _loader_problems("rules/compare", lambda: compare_data.load(dirs))
@@ -40,8 +41,8 @@ def check_data(extra_dirs: list[str] | None = None) -> list[Problem]:
         from vllm_triage.bundle import redact_check, redact_rules
 
         problems += [
-            Problem("rules/redact", None, line) for line in redact_check.check(redact_rules.load(dirs))
+            problem("rules/redact", None, line) for line in redact_check.check(redact_rules.load(dirs))
         ]
     except TriageError as exc:
-        problems.append(Problem("rules/redact", None, exc.message))
+        problems.append(problem("rules/redact", None, exc.message))
     return problems

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
-from vllm_triage.analysis.model import Finding
 from vllm_triage.analysis.triage import TriageResult, analyse_log, choose
+from vllm_triage.core.errors import InputError, TriageError
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 from vllm_triage.engine import rules as rules_mod
 from vllm_triage.engine import user_rules
 from vllm_triage.engine.matcher import CompiledRules, compile_rules
 from vllm_triage.engine.scan import LineCuts, scan
-from vllm_triage.errors import InputError, TriageError
 from vllm_triage.fingerprint import data as check_data
 from vllm_triage.fingerprint.checks import run_checks
 from vllm_triage.fingerprint.combine import combine
 from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from vllm_triage.ingest.limits import LIMITS, human
-from vllm_triage.ingest.roles import assign_roles, log_score
 from vllm_triage.ingest.skips import skipped_of
 from vllm_triage.ingest.sources import Source, collect
+from vllm_triage.parsers.roles import assign_roles, log_score
 
 
 def load_rules(extra_dirs: list[str] | None = None) -> CompiledRules:
@@ -38,7 +40,7 @@ _MAY_HOLD_A_LOG = (None, "unknown", "collect_env", "launch_command")
 
 
 def _log_sources(sources: list[Source]) -> list[Source]:
-    logs = [s for s in sources if s.role == "vllm_log"]
+    logs = [s for s in sources if s.role == Role.VLLM_LOG]
     if logs:
         return logs
     readable = []
@@ -54,8 +56,11 @@ def _log_sources(sources: list[Source]) -> list[Source]:
         return readable
     if len(sources) == 1:
         source = sources[0]
-        if source.role in (None, "unknown"):
-            message = f"{source.name} does not look like a vLLM log (no log lines, tracebacks or vLLM messages in it)"
+        if source.role in (None, Role.UNKNOWN):
+            message = (
+                f"{source.name} does not look like a vLLM log (no log lines, tracebacks or "
+                f"vLLM messages in it)"
+            )
         else:
             message = f"{source.name} is not a vLLM log (it looks like {source.role} output)"
         raise InputError("not-a-log", message, "use `vllm-triage fingerprint` for environment artefacts")
@@ -87,7 +92,9 @@ def triage_sources(
         analyses.append(analyse_log(scanned, compiled))
         # Only the cut lines outlive the loop: a scan's retained rows are freed once analysed.
         cuts.append(LineCuts(scanned.file, scanned.cut_lines, scanned.cut_count))
-    inputs = [{"path": s.name, "role": s.role or "unknown", "lines": None} for s in sources]
+    inputs: list[dict[str, Any]] = [
+        {"path": s.name, "role": s.role or Role.UNKNOWN, "lines": None} for s in sources
+    ]
     for entry in inputs:
         for analysis in analyses:
             if analysis.file == entry["path"]:
@@ -110,7 +117,7 @@ def input_findings(sources: list[Source], scans: list[LineCuts]) -> list[Finding
             "input-skipped",
             "warning",
             skip.describe(),
-            [{"file": skip.name, "line": None}],
+            [Provenance(skip.name, None)],
             "Copy the file into the bundle as a regular, readable file if it matters.",
         )
         for skip in skipped_of(sources)
@@ -126,7 +133,7 @@ def input_findings(sources: list[Source], scans: list[LineCuts]) -> list[Finding
                 "info",
                 f"{scanned.cut_count} line(s) longer than {human(LIMITS.max_line)} were cut to that length "
                 f"before matching (line {lines}{more})",
-                [{"file": scanned.file, "line": n} for n in scanned.cut_lines],
+                [Provenance(scanned.file, n) for n in scanned.cut_lines],
                 "A line that long is data, not a log line; raise --max-line to read it whole.",
             )
         )
@@ -137,7 +144,7 @@ def _known_issue(result: TriageResult, vllm_version: str | None, rule_dirs: list
     """The best match in the known-issue catalogue, unless this vLLM version already has the fix."""
     if result.chosen is None or result.chosen.first_error is None:
         return None
-    from vllm_triage.fleet.known_issues import best_match
+    from vllm_triage.analysis.known_issues import best_match
 
     try:
         return best_match(result.chosen.first_error.to_json(), vllm_version, tuple(rule_dirs or ()))
@@ -182,9 +189,5 @@ def _environment_findings(
         )
         return None, [failed], None
     version = found.facts.get("vllm.version")
-    findings = [
-        Finding(f.id, f.severity, f.message, [e.to_json() for e in f.evidence], f.advice)
-        for f in found.findings
-        if f.id not in _NOT_FOR_TRIAGE
-    ]
+    findings = [f for f in found.findings if f.id not in _NOT_FOR_TRIAGE]
     return found, findings, str(version.value) if version is not None and version.value else None

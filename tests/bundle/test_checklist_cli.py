@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from vllm_triage.bundle import checklist_data
 from vllm_triage.bundle.checklist import KNOWN_ITEMS
 from vllm_triage.cli import cli
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
 from vllm_triage.resources import rules_dir
 
 

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from vllm_triage.bundle.collect import Host
 from vllm_triage.bundle.scene import Request, collect
 from vllm_triage.cli import cli
-from vllm_triage.ingest.roles import assign_roles
 from vllm_triage.ingest.sources import collect as collect_sources
+from vllm_triage.parsers.roles import assign_roles
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 CAT = shutil.which("cat")

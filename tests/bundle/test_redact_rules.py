@@ -13,7 +13,7 @@ from vllm_triage.bundle import redact_check, redact_rules
 from vllm_triage.bundle.leakscan import scan_text
 from vllm_triage.bundle.redact import MaskOptions, Redactor, redact_text
 from vllm_triage.cli import cli
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 

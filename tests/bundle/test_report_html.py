@@ -18,7 +18,8 @@ from vllm_triage.cli import cli
 CHROMIUM = next((p for p in (shutil.which("chromium"), "/usr/bin/chromium") if p and Path(p).exists()), None)
 needs_browser = pytest.mark.skipif(
     CHROMIUM is None,
-    reason="Chromium is not installed (Debian: apt-get install -y chromium); the HTML report is not opened in a browser",
+    reason="Chromium is not installed (Debian: apt-get install -y chromium); the HTML report is "
+    "not opened in a browser",
 )
 # Flags for a headless run as root with nothing reaching the network or the profile of a person.
 FLAGS = [

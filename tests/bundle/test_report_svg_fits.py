@@ -67,7 +67,8 @@ def test_every_timeline_label_fits_its_box(tmp_path: Path) -> None:
     svg = re.search(r'<svg id="timeline".*?</svg>', page, re.S).group(0)
     probe = tmp_path / "probe.html"
     probe.write_text(
-        f"<!DOCTYPE html><html><head>{style}</head><body>{svg}<pre id='measured'></pre>{MEASURE}</body></html>"
+        f"<!DOCTYPE html><html><head>{style}</head><body>{svg}<pre "
+        f"id='measured'></pre>{MEASURE}</body></html>"
     )
     run = subprocess.run(
         [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", probe.as_uri()],

@@ -15,7 +15,7 @@ from vllm_triage.compare.diff import diff_runs
 from vllm_triage.compare.outcome import CHANGED, NEW, UNKNOWN, compare_outcomes, outcome_of
 from vllm_triage.compare.run import Run
 from vllm_triage.compare.values import shown
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
 
 DATA = compare_data.load()
 

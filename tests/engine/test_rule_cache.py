@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_triage.engine import cache
+from vllm_triage.core import cache
 from vllm_triage.engine.rules import load
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fingerprint_helpers import BUNDLES, finding, ids, run
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.fingerprint import combine as combine_mod
 from vllm_triage.fingerprint import data
 from vllm_triage.ingest.sources import Source

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from fingerprint_helpers import BUNDLES, finding, ids, run
 
+from vllm_triage.core.errors import RuleError
 from vllm_triage.engine import rules as engine_rules
-from vllm_triage.errors import RuleError
 from vllm_triage.fingerprint import data
 from vllm_triage.pipeline import fingerprint
 

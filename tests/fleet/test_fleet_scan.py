@@ -216,7 +216,7 @@ def test_a_stale_lock_of_a_dead_scan_is_taken_over(tmp_path):
 
 
 def test_missing_path_is_an_input_error(tmp_path):
-    from vllm_triage.errors import InputError
+    from vllm_triage.core.errors import InputError
 
     with pytest.raises(InputError) as raised:
         scan_mod.scan([str(tmp_path / "nope")], str(tmp_path / "out"), jobs=1)

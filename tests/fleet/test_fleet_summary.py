@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from fleet_factory import FLEET_SIZE, LATE, LATE_RUNS, START
 
 from vllm_triage.cli import cli
-from vllm_triage.fleet.summary import parse_since, render, summarise
+from vllm_triage.fleet.summary import parse_since, summarise
+from vllm_triage.render.fleet_text import render
 
 
 def test_totals_and_signatures(scanned_fleet):

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from vllm_triage.compare.signature import normalise
+from vllm_triage.analysis import known_issues, versions
+from vllm_triage.analysis.known_issues import MIN_SCORE, best_match, load, match
+from vllm_triage.analysis.signature import normalise
+from vllm_triage.core.errors import RuleError
 from vllm_triage.engine.rules import load_file
-from vllm_triage.errors import RuleError
-from vllm_triage.fleet import known_issues, versions
-from vllm_triage.fleet.known_issues import MIN_SCORE, best_match, load, match
 from vllm_triage.resources import rules_dir
 
 CATALOGUE = load()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hostile_inputs import LOG, NVIDIA_SMI_L, RunCli, run_process
 
-from vllm_triage.errors import EXIT_INPUT
+from vllm_triage.core.errors import ExitCode
 from vllm_triage.ingest import archives, readers
 from vllm_triage.ingest.sources import collect
 
@@ -51,14 +51,14 @@ def test_a_gz_member_of_a_zip_counts_inflated(run_cli: RunCli, tmp_path: Path) -
         out.writestr("vllm.log", LOG)
         out.writestr("old/vllm.log.1.gz", bomb)
     result = run_cli("triage", archive, "--max-input", "2M")
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "archive-too-large" in result.stderr and "unpacks to more than 2 MiB" in result.stderr
 
 
 def test_a_gz_member_of_a_tar_counts_inflated(run_cli: RunCli, tmp_path: Path) -> None:
     archive = _tar(tmp_path / "bundle.tar", [("vllm.log.gz", _gz_bomb(8 * 1024 * 1024)), ("x.txt", LOG)])
     result = run_cli("fingerprint", archive, "--max-input", "2M")
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "archive-too-large" in result.stderr
 
 
@@ -74,7 +74,7 @@ def test_folder_entries_count_against_the_member_limit(tmp_path: Path) -> None:
     archive = _tar(tmp_path / "many.tar.gz", entries, mode="w:gz")
     started = time.monotonic()
     done = run_process("triage", archive, "--max-members", "100", timeout=60)
-    assert done.returncode == EXIT_INPUT
+    assert done.returncode == ExitCode.INPUT
     assert "has more than 100 entries" in done.stderr.decode()
     assert time.monotonic() - started < 30
 
@@ -86,7 +86,7 @@ def test_zip_entries_count_folders_too(run_cli: RunCli, tmp_path: Path) -> None:
             out.writestr(f"d{i}/", b"")
         out.writestr("vllm.log", LOG)
     result = run_cli("triage", archive, "--max-members", "10")
-    assert result.exit_code == EXIT_INPUT and "more than 10 entries" in result.stderr
+    assert result.exit_code == ExitCode.INPUT and "more than 10 entries" in result.stderr
 
 
 def test_a_file_and_a_folder_of_the_same_name_are_reported_not_a_crash(
@@ -149,7 +149,7 @@ def test_a_tar_cut_short_is_corrupt(run_cli: RunCli, tmp_path: Path) -> None:
     cut = tmp_path / "cut.tar"
     cut.write_bytes(whole[: len(whole) // 2])
     result = run_cli("triage", cut)
-    assert result.exit_code == EXIT_INPUT and "corrupt-archive" in result.stderr
+    assert result.exit_code == ExitCode.INPUT and "corrupt-archive" in result.stderr
 
 
 def test_a_tar_on_stdin_is_read_as_a_bundle(run_cli: RunCli, tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_a_gz_bomb_is_stopped_by_its_ratio_long_before_the_size_limit(
             inner.write(b"a" * (1024 * 1024))  # a run of one byte: about 1000 to 1
     archive = _tar(tmp_path / "bundle.tar", [("vllm.log.gz", bomb.getvalue())])
     result = run_cli("triage", archive)
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "inflates more than 200 times its compressed size" in result.stderr
     assert "vllm.log.gz inflates" in result.stderr  # named as the user knows it
     assert run_cli("triage", archive, "--max-ratio", "5000").exit_code == 0
@@ -197,4 +197,4 @@ def test_a_zip_member_declaring_a_bomb_ratio_is_refused_at_listing(
         out.writestr("vllm.log", LOG)
         out.writestr("big.log", b"b" * (8 * 1024 * 1024))
     result = run_cli("triage", archive)
-    assert result.exit_code == EXIT_INPUT and "big.log inflates more than 200 times" in result.stderr
+    assert result.exit_code == ExitCode.INPUT and "big.log inflates more than 200 times" in result.stderr

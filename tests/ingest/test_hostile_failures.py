@@ -17,7 +17,7 @@ from hostile_inputs import LOG, NVIDIA_SMI_L, RunCli, bundle, run_process
 from schema_check import validate_output
 
 from vllm_triage import cli as cli_module
-from vllm_triage.errors import EXIT_INPUT, EXIT_INTERNAL
+from vllm_triage.core.errors import ExitCode
 from vllm_triage.fingerprint import combine
 from vllm_triage.ingest import sources
 
@@ -91,7 +91,7 @@ def _unprivileged_attacks(tmp_path: Path) -> None:
     bundle(denied)
     denied.chmod(0)
     done = _as_nobody("triage", denied)
-    assert done.returncode == EXIT_INPUT
+    assert done.returncode == ExitCode.INPUT
     assert "cannot read folder" in done.stderr.decode() and "holds no files" not in done.stderr.decode()
 
 
@@ -109,7 +109,7 @@ def test_a_folder_of_only_unusable_entries_says_why(run_cli: RunCli, tmp_path: P
     folder.mkdir()
     os.mkfifo(folder / "vllm.log")
     result = run_cli("triage", folder)
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "holds no readable files" in result.stderr and "FIFO" in result.stderr
 
 
@@ -132,7 +132,7 @@ def test_a_json_too_large_is_refused_by_its_size_not_called_cut_short(
     inspect = tmp_path / "docker-inspect.json"
     inspect.write_text(json.dumps([document], indent=2))  # complete and well formed
     result = run_cli("fingerprint", inspect)
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "input-too-large" in result.stderr and "cut short" not in result.stderr
     folder = bundle(tmp_path / "run")
     shutil.copy(inspect, folder / "docker-inspect.json")
@@ -152,12 +152,12 @@ def test_a_json_within_the_limit_is_read_whole(run_cli: RunCli, tmp_path: Path) 
 @pytest.mark.parametrize(
     ("command", "expected"),
     [
-        ("triage", EXIT_INPUT),
-        ("fingerprint", EXIT_INPUT),
-        ("check", EXIT_INPUT),
-        ("report", EXIT_INPUT),
-        ("redact", EXIT_INPUT),
-        ("scan", EXIT_INPUT),
+        ("triage", ExitCode.INPUT),
+        ("fingerprint", ExitCode.INPUT),
+        ("check", ExitCode.INPUT),
+        ("report", ExitCode.INPUT),
+        ("redact", ExitCode.INPUT),
+        ("scan", ExitCode.INPUT),
         ("diff", 2),
         ("series", 2),
     ],
@@ -195,6 +195,6 @@ def test_an_unexpected_error_is_one_line_and_exit_70(
     monkeypatch.setattr(sys, "argv", ["vllm-triage", "triage", str(log)])
     with pytest.raises(SystemExit) as exited:
         cli_module.main()
-    assert exited.value.code == EXIT_INTERNAL
+    assert exited.value.code == ExitCode.INTERNAL
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal-error: RuntimeError: renderer bug" in err

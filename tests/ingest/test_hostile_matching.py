@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from hostile_inputs import LOG, RunCli, run_process
 
+from vllm_triage.core.errors import ExitCode
 from vllm_triage.engine import matcher
-from vllm_triage.errors import EXIT_INPUT
 from vllm_triage.logframe import parse_lines
 from vllm_triage.pipeline import load_rules
 
@@ -79,7 +79,7 @@ def test_a_catastrophic_user_pattern_is_refused(run_cli: RunCli, tmp_path: Path)
     log = tmp_path / "vllm.log"
     log.write_bytes(LOG)
     result = run_cli("triage", log, "--rules", rules)
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     lines = result.stderr.splitlines()
     assert (
         len(lines) == 1
@@ -97,7 +97,7 @@ def test_a_toml_syntax_error_in_a_user_file_is_refused_not_ignored(run_cli: RunC
     log = tmp_path / "vllm.log"
     log.write_bytes(LOG)
     result = run_cli("triage", log, "--rules", rules)
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "is not valid TOML" in result.stderr and "typo.toml" in result.stderr
 
 
@@ -106,7 +106,7 @@ def test_an_invalid_huge_pattern_is_named_without_the_union(run_cli: RunCli, tmp
     log = tmp_path / "vllm.log"
     log.write_bytes(LOG)
     result = run_cli("triage", log, "--rules", rules)
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert len(result.stderr) < 1200, len(result.stderr)
     assert "CUDA out of memory" not in result.stderr  # no built-in pattern, let alone the union
 
@@ -116,7 +116,7 @@ def test_a_user_rule_that_does_not_match_its_example_is_refused(run_cli: RunCli,
     log = tmp_path / "vllm.log"
     log.write_bytes(LOG)
     result = run_cli("triage", log, "--rules", rules)
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "must_match example does not match" in result.stderr
 
 

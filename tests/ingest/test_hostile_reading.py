@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from hostile_inputs import LOG, RunCli, bundle, run_process
 
-from vllm_triage.errors import EXIT_INPUT
+from vllm_triage.core.errors import ExitCode
 from vllm_triage.ingest import readers
 from vllm_triage.ingest.decode import iter_line_batches_cut, iter_line_chunks
 from vllm_triage.ingest.limits import parse_size
@@ -31,7 +31,7 @@ def test_a_fifo_given_as_a_path_is_refused_before_it_is_opened(tmp_path: Path, c
     fifo = tmp_path / "vllm.log"
     os.mkfifo(fifo)  # no writer: opening it for reading the usual way would block forever
     done = run_process(command, fifo, timeout=60)
-    assert done.returncode == EXIT_INPUT
+    assert done.returncode == ExitCode.INPUT
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and "not-a-regular-file" in lines[0] and "FIFO" in lines[0]
 
@@ -50,7 +50,7 @@ def test_a_device_behind_a_symlink_is_refused(tmp_path: Path) -> None:
     link = tmp_path / "vllm.log"
     link.symlink_to("/dev/zero")
     done = run_process("triage", link, timeout=60)
-    assert done.returncode == EXIT_INPUT
+    assert done.returncode == ExitCode.INPUT
     assert "character device" in done.stderr.decode()
 
 
@@ -82,13 +82,13 @@ def test_a_fifo_and_a_socket_inside_a_folder_are_skipped_and_named(run_cli: RunC
 
 def test_stdin_over_the_limit_is_refused_by_size(run_cli: RunCli) -> None:
     result = run_cli("triage", "-", "--max-input", "4K", input=LOG * 100)
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "input-too-large" in result.stderr and "<stdin> holds more than 4 KiB" in result.stderr
 
 
 def test_stdin_of_nuls_only_is_empty_not_a_memory_error(run_cli: RunCli) -> None:
     result = run_cli("triage", "-", input=b"\x00" * (3 * 1024 * 1024))
-    assert result.exit_code == EXIT_INPUT
+    assert result.exit_code == ExitCode.INPUT
     assert "empty-input" in result.stderr
 
 
@@ -220,5 +220,5 @@ def test_stdin_is_bounded_for_the_bundle_commands(run_cli: RunCli, tmp_path: Pat
     good.write_bytes(LOG)
     args = [command, good, "-"] if command in ("diff", "series") else [command, "-"]
     result = run_cli(*args, "--max-input", "4K", input=LOG * 100)
-    assert result.exit_code == (2 if command in ("diff", "series") else EXIT_INPUT), result.stderr
+    assert result.exit_code == (2 if command in ("diff", "series") else ExitCode.INPUT), result.stderr
     assert "input-too-large" in result.stderr

@@ -8,7 +8,7 @@ import json
 import polars as pl
 import pytest
 
-from vllm_triage.compare.signature import normalise
+from vllm_triage.analysis.signature import normalise
 from vllm_triage.ingest.prefixes import Parts, split_line, strip_ansi
 from vllm_triage.logframe import parse_lines
 from vllm_triage.parsers.vllm_log_config import strip_line

@@ -22,7 +22,6 @@ from vllm_triage.ingest.decode import check_text, iter_line_batches
 from vllm_triage.ingest.logical import logical_lines
 from vllm_triage.ingest.prefixes import split_line, strip_ansi, strip_transport
 from vllm_triage.pipeline import gather, triage
-from vllm_triage.render.triage_json import triage_to_json
 
 ROOT = Path(__file__).resolve().parents[2]
 # Any labelled set of real logs laid out like the dev corpus (`NAME/log.txt`) can be run through
@@ -58,7 +57,7 @@ def corpus_cases() -> list[Case]:
 def run_triage(data: bytes, path: Path) -> dict[str, Any]:
     """Triage in-process, the way the CLI does (pipeline.triage, then the JSON contract)."""
     path.write_bytes(data)
-    return triage_to_json(triage([str(path)]))
+    return triage([str(path)]).to_json()
 
 
 @cache
@@ -69,7 +68,7 @@ def baseline(path: Path) -> tuple[dict[str, Any], tuple[str, ...]]:
     rows = tuple(
         line for batch in logical_lines(iter_line_batches(io.BytesIO(data), encoding)) for line in batch
     )
-    return triage_to_json(triage([str(path)])), rows
+    return triage([str(path)]).to_json(), rows
 
 
 # ----------------------------------------------------------------------------------- transports

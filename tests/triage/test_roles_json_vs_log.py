@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from vllm_triage.ingest.roles import sniff_text
+from vllm_triage.parsers.roles import sniff_text
 
 
 def test_label_json_quoting_a_traceback_is_not_a_log() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from vllm_triage.errors import EXIT_INPUT
+from vllm_triage.core.errors import ExitCode
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
@@ -128,7 +128,7 @@ BAD_FILES: dict[str, tuple[str, Callable[[Path], bytes], str]] = {
 
 
 def _assert_one_clean_line(result: Result, problem: str) -> None:
-    assert result.exit_code == EXIT_INPUT, result.output
+    assert result.exit_code == ExitCode.INPUT, result.output
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from vllm_triage.phases import PHASES
+from vllm_triage.core.phases import PHASES
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"

@@ -10,6 +10,7 @@ skipped, not treated as the end of the block.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vllm_triage.analysis.model import Row
@@ -64,7 +65,7 @@ class StreamIndex:
         self.rows = rows
         self.position = {row.line: i for i, row in enumerate(rows)}
 
-    def neighbours(self, row: Row, step: int, limit: int):
+    def neighbours(self, row: Row, step: int, limit: int) -> Iterator[Row]:
         """Rows of the same stream before (step=-1) or after (step=+1) `row`, stopping at a gap."""
         i = self.position[row.line]
         last_line = row.line

@@ -21,57 +21,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
 
-# Names every package defines (dunders, torch's module protocol, decorators' wrappers, entry
-# points): without a file they say nothing about which step ran, so a bare frame of one of these
-# never decides a phase, and `rules check` warns when a table entry of this name has no file.
-GENERIC_FUNCTIONS = frozenset(
-    {
-        "__init__",
-        "__call__",
-        "__post_init__",
-        "__getattr__",
-        "__enter__",
-        "__exit__",
-        "__aenter__",
-        "__aexit__",
-        "<module>",
-        "<lambda>",
-        "<listcomp>",
-        "<genexpr>",
-        "<dictcomp>",
-        "forward",
-        "run",
-        "main",
-        "wrapper",
-        "inner",
-        "_wrapper",
-        "sync_wrapper",
-        "decorate_context",
-        "_call_impl",
-        "_wrapped_call_impl",
-        "run_method",
-        "execute_method",
-        "collective_rpc",
-        "load",
-        "compile",
-        "parse",
-        "validate",
-        "generate",
-        "sample",
-        "schedule",
-        "create",
-        "get_output",
-        "cleanup",
-        "shutdown",
-    }
-)
+from vllm_triage.engine.rules import GENERIC_FUNCTIONS
+from vllm_triage.ingest.prefixes import strip_ansi
 
 # A traceback line: `File "<path>", line <n>, in <function>` (Python 3.11+ adds nothing here;
 # Cython frames name a dotted function, e.g. uvloop.loop.Loop.run_until_complete).
 _FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>[^\s]+)')
 # IPython / Jupyter (8.x) print a frame as `File /path/x.py:1100, in validate_model(model, …)`.
 _IPYTHON_FRAME = re.compile(r"(?:^|\s)File (?P<path>[^\s\"]+\.py):(?P<line>\d+), in (?P<func>[\w<>.]+)")
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # Python 3.13 colours tracebacks on a terminal
 _HEADER = re.compile(r"Traceback \(most recent call last\):")
 _BARE = re.compile(r"^\s*(?P<func>[A-Za-z_<][\w<>.]*)\s*$")
 _SITE = re.compile(r"(?:^|/)(?:site|dist)-packages/")
@@ -84,14 +41,20 @@ _MESSENGERS = frozenset({PYTHON, "pydantic", "pydantic_core"})
 
 
 class Hint(Protocol):
-    """What callpath needs of a frame-table entry (engine.rules.FrameHint has it)."""
+    """What callpath needs of a frame-table entry (engine.rules.FrameHint has it; read-only)."""
 
-    function: str
-    phase: str
-    strong: bool
-    teardown: bool
-    file: str
-    package: str
+    @property
+    def function(self) -> str: ...
+    @property
+    def phase(self) -> str: ...
+    @property
+    def strong(self) -> bool: ...
+    @property
+    def teardown(self) -> bool: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def package(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -194,8 +157,7 @@ def package_of(path: str) -> str:
 def parse_frame(text: str, bare: bool = False) -> Frame | None:
     """One frame from a traceback line; with `bare`, a lone function name is a frame too (the
     caller knows it holds frames only: a traceback's other lines can be one word, `KeyError`)."""
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
+    text = strip_ansi(text)  # Python 3.13 colours tracebacks on a terminal
     match = _FRAME.search(text)
     function = match.group("func") if match else ""
     if match is None:
@@ -314,7 +276,7 @@ def split_tracebacks(lines: Iterable[str]) -> list[list[Frame]]:
     the exception that ended the chain last."""
     chain: list[list[Frame]] = []
     for line in lines:
-        plain = _ANSI.sub("", line) if "\x1b" in line else line
+        plain = strip_ansi(line)
         if _HEADER.search(plain) or not chain:
             chain.append([])
             if _HEADER.search(plain):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vllm_triage.analysis.model import ErrorBlock, Finding
+from vllm_triage.analysis.model import ErrorBlock
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 
 if TYPE_CHECKING:
     from vllm_triage.analysis.fatality import Survival
@@ -14,15 +16,19 @@ MAX_SURVIVED = 5
 
 # The method's order: base compatibility → minimal start → single request → one feature at a time.
 NEXT_STEP = {
-    "container": "Fix GPU visibility first: nvidia-smi must list the GPUs inside the container (runtime, --gpus, "
+    "container": "Fix GPU visibility first: nvidia-smi must list the GPUs inside the container "
+    "(runtime, --gpus, "
     "NVIDIA_VISIBLE_DEVICES). Nothing about vLLM settings matters until it does.",
-    "config": "Fix the launch command or model configuration: start minimal (model, dtype, tensor parallel size) "
+    "config": "Fix the launch command or model configuration: start minimal (model, dtype, tensor "
+    "parallel size) "
     "with the image's own vLLM version, then add arguments back one at a time.",
     "cuda_init": "Fix base compatibility before anything else: host driver vs the image's CUDA build, fabric "
     "manager, NCCL/GPU communication. Do not change memory, context length or caching yet.",
-    "weight_load": "Check the model files and how they are read: revision, load format, quantization, disk and "
+    "weight_load": "Check the model files and how they are read: revision, load format, "
+    "quantization, disk and "
     "download; repeat a minimal start with the same weights.",
-    "engine_reserve": "Memory, compilation and CUDA graphs: change one setting per trial (gpu_memory_utilization, "
+    "engine_reserve": "Memory, compilation and CUDA graphs: change one setting per trial "
+    "(gpu_memory_utilization, "
     "max_model_len, max_num_seqs, --enforce-eager as a diagnostic) after checking nothing else uses the GPU.",
     "request": "Reproduce with one request and concurrency 1, then reintroduce one feature at a time: prefix "
     "caching, long context, concurrency, multi-node. Keep the failing request with its parameters.",
@@ -37,7 +43,7 @@ def next_step(phase: str) -> Finding | None:
 
 
 def root_finding(block: ErrorBlock) -> Finding:
-    evidence = [{"file": block.row.file, "line": block.row.line}]
+    evidence = [Provenance(block.row.file, block.row.line)]
     if block.kind == "consequence_only":
         return Finding(
             "only-consequence",
@@ -46,7 +52,8 @@ def root_finding(block: ErrorBlock) -> Finding:
             f"(line {block.row.line}: {block.row.message[:160]}); the root error was printed elsewhere.",
             evidence,
             "Collect the failing worker's or engine core's own output: the full `docker logs -t` (all "
-            "processes and ranks, from the start), and the host's kernel log (dmesg) for OOM kills and Xid errors.",
+            "processes and ranks, from the start), and the host's kernel log (dmesg) for OOM kills "
+            "and Xid errors.",
         )
     if block.kind == "hang":
         return Finding(
@@ -56,7 +63,8 @@ def root_finding(block: ErrorBlock) -> Finding:
             "(a hang, or the process was killed from outside).",
             evidence,
             "Check whether the process was killed (exit code, OOM killer, orchestrator events) or is stuck "
-            "(py-spy dump, NCCL_DEBUG=INFO for collectives); compare timestamps of the last lines of every rank.",
+            "(py-spy dump, NCCL_DEBUG=INFO for collectives); compare timestamps of the last lines "
+            "of every rank.",
         )
     if block.kind == "died":
         return Finding("died-without-traceback", "error", block.explain, evidence, block.advice)
@@ -76,7 +84,7 @@ def survived_findings(survived: list[tuple[Candidate, Survival]]) -> list[Findin
                 "info",
                 f"An error the server survived (line {row.line}: {row.message.strip()[:140]}): "
                 f"{survival.reason}.",
-                [{"file": row.file, "line": row.line}, {"file": row.file, "line": survival.line}],
+                [Provenance(row.file, row.line), Provenance(row.file, survival.line)],
                 "Not the cause of this failure; fix it only if it recurs or slows start-up.",
             )
         )
@@ -97,7 +105,7 @@ def earlier_warning_findings(warned: list[Candidate], block: ErrorBlock) -> list
                 "warning",
                 f"Before the failure the same process warned (line {row.line}: {row.message.strip()[:140]}): "
                 f"{rule.explain}",
-                [{"file": row.file, "line": row.line}],
+                [Provenance(row.file, row.line)],
                 rule.advice,
             )
         )

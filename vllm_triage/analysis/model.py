@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from vllm_triage.core.finding import Finding
+
 
 @dataclass
 class Row:
@@ -54,24 +56,6 @@ class Milestone:
             "rule": self.rule,
             "file": self.file,
             "line": self.line,
-        }
-
-
-@dataclass
-class Finding:
-    id: str
-    severity: str
-    message: str
-    evidence: list[dict[str, Any]] = field(default_factory=list)
-    advice: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "message": self.message,
-            "evidence": self.evidence,
-            "advice": self.advice,
         }
 
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from vllm_triage.analysis.callpath import Frame, phase_from_frames, phase_from_source
 from vllm_triage.analysis.model import Milestone, Row
+from vllm_triage.core.phases import PHASES, phase_index
 from vllm_triage.engine.rules import FrameHint, Rule
-from vllm_triage.phases import PHASES, phase_index
 
 LOOKAHEAD_LINES = 50
 
@@ -164,7 +164,7 @@ def _decide(
     if reached:
         last = max(reached, key=lambda m: (phase_index(m.phase), m.line))
         engine_rule = rule is not None and phase_index(rule.phase) >= phase_index("cuda_init")
-        if engine_rule and phase_index(last.phase) < phase_index("cuda_init"):
+        if rule is not None and engine_rule and phase_index(last.phase) < phase_index("cuda_init"):
             # A CUDA/weights/memory error needs a running engine: its banner is just not in the input.
             return rule.phase, f"rule {rule.id}: the engine had started (its banner is not in the input)"
         return last.phase, f"last milestone reached: {last.name} (line {last.line})"
@@ -185,7 +185,8 @@ def _decide(
     if path.device_context and not (rule is not None and rule.phase_source == "rule"):
         return (
             "weight_load",
-            "a tensor was created under torch's default-device context, which vLLM sets while building the model",
+            "a tensor was created under torch's default-device context, which vLLM sets while "
+            "building the model",
         )
     if rule is not None and rule.phase in PHASES:
         phase = rule.phase

@@ -41,6 +41,12 @@ def _kind_of(row: Row, rules: dict[str, Rule]) -> str | None:
     return rules[row.cls].kind if row.cls else None
 
 
+def _rule_of(row: Row, rules: dict[str, Rule]) -> Rule:
+    """The rule that classed a row (only asked of rows _kind_of found a kind for)."""
+    assert row.cls is not None
+    return rules[row.cls]
+
+
 @dataclass
 class Candidates:
     roots: list[Candidate]
@@ -96,16 +102,16 @@ def collect_candidates(
         if kind == "noise":
             continue
         if kind == "consequence":
-            consequences.append(Candidate(row, rules[row.cls], "consequence"))
+            consequences.append(Candidate(row, _rule_of(row, rules), "consequence"))
             continue
         if (kind == "error" or row.exc) and _raised_in_teardown(index, row, teardown):
             # Raised while shutting down (destroy_process_group, __del__ …): a consequence.
-            consequences.append(Candidate(row, rules[row.cls] if kind == "error" else None, "teardown"))
+            consequences.append(Candidate(row, _rule_of(row, rules) if kind == "error" else None, "teardown"))
             continue
         if kind == "error":
             if row.level == "WARNING" and _under_noise(index, row, rules):
                 continue
-            roots.append(Candidate(row, rules[row.cls], "rule"))
+            roots.append(Candidate(row, _rule_of(row, rules), "rule"))
             continue
         if row.exc:
             headline = headline_of(index, row)

@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from vllm_triage import __version__
 from vllm_triage.analysis.blocks import (
     Block,
     StreamIndex,
@@ -19,13 +20,15 @@ from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
-from vllm_triage.analysis.model import Consequence, ErrorBlock, Finding, LogAnalysis, Milestone, Row
+from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
 from vllm_triage.analysis.root import Candidate, collect_candidates
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.phases import NO_FAILURE, phase_index
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.engine.matcher import CompiledRules
 from vllm_triage.engine.rules import FrameHint, Rule
 from vllm_triage.engine.scan import ScanResult
-from vllm_triage.phases import NO_FAILURE, phase_index
 
 MAX_CONSEQUENCES = 25
 IMPLIED_LOOKBACK_LINES = 20
@@ -56,6 +59,24 @@ def rows_of(frame: pl.DataFrame) -> list[Row]:
     ]
 
 
+SCHEMA = "vllm-triage.triage/1"
+
+
+def _row_json(row: Row) -> dict[str, Any]:
+    """A line as the parser split it: a renderer shows the prefix once and the messages under it
+    (it must not parse the raw line again)."""
+    return {
+        "line": row.line,
+        "process": row.process,
+        "pid": row.pid,
+        "rank": row.rank,
+        "level": row.level,
+        "source": row.source,
+        "timestamp": row.timestamp,
+        "message": row.message,
+    }
+
+
 @dataclass
 class TriageResult:
     inputs: list[dict]
@@ -69,6 +90,51 @@ class TriageResult:
     @property
     def phase(self) -> str:
         return self.chosen.phase if self.chosen else NO_FAILURE
+
+    def to_json(self, requests: dict[str, int] | None = None) -> dict[str, Any]:
+        """The triage JSON contract (DESIGN §4), schema vllm-triage.triage/1. `requests`: what the
+        server answered ({"ok", "failed", "received"}), when it was read."""
+        chosen = self.chosen
+        block = chosen.first_error if chosen else None
+        first_error = block.to_json() if block else None
+        if block is not None and first_error is not None:
+            first_error["block_lines"] = block.lines
+            first_error["block_rows"] = [_row_json(r) for r in block.rows]
+        findings = [f.to_json() for f in (chosen.findings if chosen else [])]
+        findings += [f.to_json() for f in self.findings]
+        consequences = []
+        for c in chosen.consequences if chosen else []:
+            entry = c.to_json()
+            entry.update(message=c.row.message, process=c.row.process, level=c.row.level)
+            consequences.append(entry)
+        return {
+            "schema": SCHEMA,
+            "tool_version": __version__,
+            "inputs": self.inputs,
+            "phase": self.phase,
+            "phase_reason": chosen.phase_reason if chosen else "no vLLM log",
+            "phase_confidence": chosen.phase_confidence if chosen else "low",
+            "phase_alternative": chosen.phase_alternative if chosen else None,
+            "milestones": [m.to_json() for m in chosen.milestones] if chosen else [],
+            "last_milestone": chosen.milestones[-1].name if chosen and chosen.milestones else None,
+            "first_missing_milestone": chosen.first_missing if chosen else None,
+            "ready": chosen.ready if chosen else False,
+            "requests": requests,
+            "first_error": first_error,
+            "vllm_version": self.vllm_version,
+            "known_issue": self.known_issue,
+            "consequences": consequences,
+            "findings": findings,
+            "logs": [
+                {
+                    "file": a.file,
+                    "lines": a.lines,
+                    "phase": a.phase,
+                    "first_error_line": a.first_error.row.line if a.first_error else None,
+                }
+                for a in self.analyses
+            ],
+        }
 
 
 def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
@@ -180,10 +246,14 @@ def _error_block(
                 and block.start <= c.row.line <= block.end
                 and c.row.stream == chosen.row.stream
             ),
-            key=lambda c: c.rule.priority,
+            key=lambda c: c.rule.priority if c.rule else 0,
             default=None,
         )
-        if best is not None and (rule is None or best.rule.priority > rule.priority):
+        if (
+            best is not None
+            and best.rule is not None
+            and (rule is None or best.rule.priority > rule.priority)
+        ):
             rule = best.rule
     row = _line_naming_the_cause(chosen, block, roots) if kind == "root" else chosen.row
     rows_by_line = {r.line: r for r in index.rows}
@@ -295,7 +365,10 @@ def _answered_by_handler(row: Row) -> Survival | None:
     match = _REQUEST_HANDLER.search(row.source or "")
     if match is None:
         return None
-    reason = f"logged by the request handler {match.group('file')}, which answers that request with an error and goes on"
+    reason = (
+        f"logged by the request handler {match.group('file')}, which answers that request with an error "
+        "and goes on"
+    )
     return Survival(row.line, reason)
 
 
@@ -344,7 +417,10 @@ def _lone_lines_gone_past(
                 None,
             )
             if later is not None:
-                reason = f"a lone exception line; the process went on and failed with a traceback at line {later.row.line}"
+                reason = (
+                    f"a lone exception line; the process went on and failed with a traceback "
+                    f"at line {later.row.line}"
+                )
                 survived.append((candidate, Survival(later.row.line, reason)))
                 continue
         kept.append(candidate)
@@ -410,7 +486,8 @@ def _died_silently(
         ),
         advice=(
             "It was killed from outside or crashed in native code: check the container's exit code (137 = "
-            "SIGKILL), `dmesg` / the orchestrator's events for the OOM killer and the container memory limit, "
+            "SIGKILL), `dmesg` / the orchestrator's events for the OOM killer and the container "
+            "memory limit, "
             "and the kernel log for Xid errors."
         ),
         kind="died",
@@ -481,9 +558,11 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
                 Finding(
                     "oom-after-cuda-error",
                     "info",
-                    f"An out-of-memory error follows the CUDA error (line {ooms[0].row.line}); after a CUDA fault "
-                    "the context is unusable and allocations fail: the OOM is a consequence, not a memory problem.",
-                    [{"file": ooms[0].row.file, "line": ooms[0].row.line}],
+                    f"An out-of-memory error follows the CUDA error (line {ooms[0].row.line}); "
+                    f"after a CUDA fault "
+                    "the context is unusable and allocations fail: the OOM is a consequence, not a "
+                    "memory problem.",
+                    [Provenance(ooms[0].row.file, ooms[0].row.line)],
                     "Fix the CUDA error first; do not tune memory settings for this OOM.",
                 )
             )
@@ -498,9 +577,10 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
             Finding(
                 "same-error-other-processes",
                 "info",
-                f"The same error is reported by {len(same)} more line(s) from {', '.join(processes[:6])}: one cause, "
+                f"The same error is reported by {len(same)} more line(s) from "
+                f"{', '.join(processes[:6])}: one cause, "
                 "several ranks.",
-                [{"file": c.row.file, "line": c.row.line} for c in same[:5]],
+                [Provenance(c.row.file, c.row.line) for c in same[:5]],
                 "",
             )
         )
@@ -510,7 +590,7 @@ def _secondary_findings(block: ErrorBlock, roots: list[Candidate]) -> list[Findi
                 "paste-starts-mid-block",
                 "info",
                 "The input starts inside the error block: its beginning (headline, outer frames) was cut.",
-                [{"file": block.row.file, "line": 1}],
+                [Provenance(block.row.file, 1)],
                 "Paste the log from the server's start, or at least from the first ERROR line of the block.",
             )
         )
@@ -523,7 +603,7 @@ def choose(analyses: list[LogAnalysis]) -> LogAnalysis | None:
         return None
     ranked = {"root": 0, "died": 1, "consequence_only": 1, "plain_error": 2, "warning": 3, "hang": 4}
 
-    def key(a: LogAnalysis):
+    def key(a: LogAnalysis) -> tuple[int, int, int]:
         if a.first_error is None:
             return (9, 9, 0)
         return (ranked.get(a.first_error.kind, 5), phase_index(a.phase), a.first_error.row.line)

@@ -28,7 +28,7 @@ from vllm_triage.bundle.checklist_model import (
 from vllm_triage.bundle.collect_commands import Scene, scene_of
 from vllm_triage.bundle.placeholders import find_placeholders
 from vllm_triage.bundle.trials import Trial, load_trials
-from vllm_triage.provenance import Provenance
+from vllm_triage.core.provenance import Provenance
 
 TRIAL_CHECKS = {**checklist_scene.CHECKS, **checklist_diagnosis.CHECKS}
 SERIES_CHECKS = checklist_method.CHECKS

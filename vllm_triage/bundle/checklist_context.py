@@ -11,8 +11,8 @@ from vllm_triage.bundle.collect_commands import Scene
 from vllm_triage.bundle.placeholders import PlaceholderHit
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.data import CompareData
+from vllm_triage.core.provenance import Provenance, Sourced
 from vllm_triage.fingerprint.model import Candidate
-from vllm_triage.provenance import Provenance, Sourced
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from vllm_triage.datatables import check_keys, fail, read_toml
+from vllm_triage.core.tables import check_keys, fail, read_toml
 from vllm_triage.resources import rules_dir
 
 CHECKLIST_FILE = "checklist.toml"

@@ -10,14 +10,15 @@ from collections.abc import Callable
 
 from vllm_triage.bundle.checklist_context import TrialContext, where
 from vllm_triage.bundle.checklist_model import Verdict, failed, missing, passed
-from vllm_triage.provenance import Provenance
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 
 _NCCL_INFO = re.compile(r"\bNCCL INFO\b")
 _SCOPES = ("container", "gpu", "host")
 
 
 def nccl_debug(ctx: TrialContext) -> Verdict:
-    for source in ctx.trial.of_role("vllm_log"):
+    for source in ctx.trial.of_role(Role.VLLM_LOG):
         for number, line in enumerate(ctx.trial.text(source).splitlines(), 1):
             if _NCCL_INFO.search(line):
                 return passed(

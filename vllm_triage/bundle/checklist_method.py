@@ -18,7 +18,7 @@ from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.outcome import outcome_of
 from vllm_triage.compare.series import passed as trial_passed
 from vllm_triage.compare.stages import active_stages, prefix_caching
-from vllm_triage.provenance import Provenance
+from vllm_triage.core.provenance import Provenance
 
 
 def _ok(trial: Trial) -> bool:
@@ -120,7 +120,8 @@ def prefix_caching_step(ctx: SeriesContext) -> Verdict:
             ("method",),
         )
     return passed(
-        f"prefix caching came in alone at T{first_on + 1} ({trial.label}) after T{first_on} passed without it",
+        f"prefix caching came in alone at T{first_on + 1} ({trial.label}) after T{first_on} passed "
+        f"without it",
         at(seen.source) if seen else None,
     )
 
@@ -165,6 +166,7 @@ def same_node(ctx: SeriesContext) -> Verdict:
     undocumented = [t.label for t in ctx.trials if _host_captured(t) is None]
     if len(names) == 1 and not ctx.several:
         node = nodes[0]
+        assert node is not None  # every trial's node was recorded (checked above)
         if undocumented:
             return missing(
                 f"node {node.value} is named but its host is not captured (host nvidia-smi)",

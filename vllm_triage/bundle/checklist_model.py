@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.errors import EXIT_INCOMPLETE, EXIT_OK
-from vllm_triage.provenance import Provenance
+from vllm_triage.core.errors import ExitCode
+from vllm_triage.core.provenance import Provenance
 
 SCHEMA = "vllm-triage.check/1"
 PASS = "pass"
@@ -148,7 +148,7 @@ class ChecklistResult:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_OK if self.complete else EXIT_INCOMPLETE
+        return ExitCode.OK if self.complete else ExitCode.INCOMPLETE
 
     def to_json(self) -> dict[str, Any]:
         return {

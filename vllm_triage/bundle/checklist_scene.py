@@ -9,12 +9,13 @@ from collections.abc import Callable
 
 from vllm_triage.bundle.checklist_context import TrialContext, at, where
 from vllm_triage.bundle.checklist_model import Verdict, failed, missing, passed
+from vllm_triage.core.phases import STARTUP_PHASES
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint import views
 from vllm_triage.fingerprint.values import as_int
 from vllm_triage.parsers.launch import launchers
 from vllm_triage.parsers.launch.lexer import lex_script
-from vllm_triage.phases import STARTUP_PHASES
-from vllm_triage.provenance import Provenance
 
 # The placeholder id of an elision line inside a log (the log was shortened, not replaced).
 LOG_ELISION = "log-elision"
@@ -67,7 +68,8 @@ def image_digest(ctx: TrialContext) -> Verdict:
         launcher = fp.get("launcher")
         if env:
             return passed(
-                f"no container: vLLM ran from a Python environment ({launcher.value if launcher else 'no launcher'}); "
+                f"no container: vLLM ran from a Python environment "
+                f"({launcher.value if launcher else 'no launcher'}); "
                 f"collect_env ({env[0].name}) records its packages",
                 where(launcher),
                 Provenance(env[0].name),
@@ -90,7 +92,7 @@ def vllm_version(ctx: TrialContext) -> Verdict:
     observed = ctx.read_by("vllm.version", "vllm_log", "collect_env") + ctx.read_by("pip.vllm", "collect_env")
     if observed:
         first = observed[0]
-        how = "the log's banner" if first.role == "vllm_log" else "collect_env"
+        how = "the log's banner" if first.role == Role.VLLM_LOG else "collect_env"
         others = [
             c
             for c in observed[1:]
@@ -100,7 +102,8 @@ def vllm_version(ctx: TrialContext) -> Verdict:
             other = others[0]
             return failed(
                 f"the environments disagree: {how} says vLLM {first.sourced.value} ({first.sourced.source}), "
-                f"{other.role} says {other.sourced.value} ({other.sourced.source}); collect them from the run that failed",
+                f"{other.role} says {other.sourced.value} ({other.sourced.source}); collect them "
+                f"from the run that failed",
                 [where(first), where(other)],
                 _container_places(ctx, "log"),
             )
@@ -113,7 +116,7 @@ def vllm_version(ctx: TrialContext) -> Verdict:
         evidence.append(where(tag))
     if problem:
         text += f"; {problem}"
-    if ctx.trial.of_role("vllm_log") and not _log_from_start(ctx):
+    if ctx.trial.of_role(Role.VLLM_LOG) and not _log_from_start(ctx):
         text += "; the log does not start at the server's start (its banner was cut)"
     return missing(text, ("log", *_container_places(ctx)), evidence)
 
@@ -155,7 +158,7 @@ def nvidia_smi_views(ctx: TrialContext) -> Verdict:
             f"{', '.join(s.name for s in unscoped)} does not say where it was taken (host or container); "
             + text
         )
-        return failed(text, [Provenance(s.name) for s in unscoped] + evidence, ("manifest", *places))
+        return failed(text, [*(Provenance(s.name) for s in unscoped), *evidence], ("manifest", *places))
     return missing(text, places, evidence)
 
 
@@ -297,10 +300,13 @@ def environment_listed(ctx: TrialContext) -> Verdict:
     in_command = ctx.names_read("env.", "launch_command")
     text = "no environment listing"
     if in_command:
-        text += f" (only the {len(in_command)} variable(s) written in the launch command; inherited ones are unknown)"
+        text += (
+            f" (only the {len(in_command)} variable(s) written in the launch command; "
+            f"inherited ones are unknown)"
+        )
     if problem:
         text += f"; {problem}"
-    elif ctx.trial.of_role("environment"):
+    elif ctx.trial.of_role(Role.ENVIRONMENT):
         text += f"; {ctx.trial.of_role('environment')[0].name} lists no variable"
     return missing(text, _container_places(ctx), evidence)
 
@@ -316,7 +322,7 @@ def _log_from_start(ctx: TrialContext) -> bool:
 def first_error_block(ctx: TrialContext) -> Verdict:
     triage = ctx.trial.triage
     problem, evidence = _where_hits(ctx, "vllm_log")
-    if triage is None or not ctx.trial.of_role("vllm_log"):
+    if triage is None or not ctx.trial.of_role(Role.VLLM_LOG):
         return missing("no server log" + (f"; {problem}" if problem else ""), ("log",), evidence)
     fe = triage.get("first_error")
     pasted = [h for h in ctx.hits_for("vllm_log") if h.placeholder != LOG_ELISION]
@@ -413,14 +419,15 @@ def request_recorded(ctx: TrialContext) -> Verdict:
             ("host",),
         )
     level = as_int(concurrency.value) if concurrency is not None else 1
-    if level and level > 1 and ctx.index == 0:
+    if concurrency is not None and level and level > 1 and ctx.index == 0:
         return failed(
             f"the base trial sends {level} requests at once ({concurrency.source}): the base is one request",
             [where(concurrency)],
             ("host",),
         )
     return passed(
-        f"one request with model, messages, max_tokens, temperature and timeout ({first.source.file})",
+        f"one request with model, messages, max_tokens, temperature and timeout "
+        f"({first.source.file if first else '?'})",
         where(first),
     )
 

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from vllm_triage.bundle.outdir import SafeTree
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.limits import LIMITS, human
 from vllm_triage.ingest.readers import open_regular
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vllm_triage.bundle.trials import Trial
+from vllm_triage.core.roles import Role
 from vllm_triage.parsers.launch import launchers
 
 _CONTAINER_LAUNCHERS = launchers.CONTAINER_RUNTIME
@@ -40,13 +41,17 @@ class Scene:
         ns = f" -n {self.namespace}" if self.namespace else ""
         if self.kind == "pod":
             execute = f"kubectl exec {pod}{ns} --"
-            logs = f"kubectl logs {pod}{ns} --timestamps --all-containers > vllm.log   # --previous after a restart"
+            logs = (
+                f"kubectl logs {pod}{ns} --timestamps --all-containers > vllm.log   # "
+                f"--previous after a restart"
+            )
         else:
             execute = f"{self.runtime} exec {container}"
             logs = (
                 f"{self.runtime} logs -t {container} > vllm.log 2>&1"
                 if self.kind in ("container", "unknown")
-                else "journalctl -u <unit> -o short-iso --no-pager > vllm.log   # or the server's stdout+stderr from its start"
+                else "journalctl -u <unit> -o short-iso --no-pager > vllm.log   # or the server's "
+                "stdout+stderr from its start"
             )
         return {
             "{runtime}": self.runtime,
@@ -93,7 +98,7 @@ def scene_of(trial: Trial) -> Scene:
     launcher = str(fp.value("launcher") or "")
     if launcher in launchers.IN_A_POD:
         return Scene("pod", "kubectl", model=model)
-    if name or runtime or launcher in _CONTAINER_LAUNCHERS or trial.of_role("container_inspect"):
+    if name or runtime or launcher in _CONTAINER_LAUNCHERS or trial.of_role(Role.CONTAINER_INSPECT):
         return Scene(
             "container", runtime or _CONTAINER_LAUNCHERS.get(launcher, "docker"), container=name, model=model
         )

@@ -87,8 +87,8 @@ class Scope:
         lowered = text.lower()
         # lower() may change the length of a few non-ASCII characters; offsets would then lie.
         self._lowered = lowered if len(lowered) == len(text) else None
-        self._positions: dict[tuple[str, ...], list[int]] = {}
-        self._segments: dict[tuple[tuple[str, ...], bool], list[tuple[int, int]]] = {}
+        self._positions: dict[tuple[tuple[str, ...], bool], list[int]] = {}
+        self._segments: dict[tuple[tuple[str, ...], bool, bool], list[tuple[int, int]]] = {}
 
     def ranges(
         self, hints: tuple[str, ...], multiline: bool, whole_words: bool = False

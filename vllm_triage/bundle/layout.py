@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from vllm_triage.errors import EXIT_INPUT, EXIT_USAGE, TriageError
+from vllm_triage.core.errors import ExitCode, TriageError
 from vllm_triage.ingest.decode import SNIFF_BYTES, detect_encoding, is_binary
 from vllm_triage.ingest.sources import Source
 
@@ -21,7 +21,7 @@ STDIN_NAME = "stdin.txt"
 class OutputError(TriageError):
     """The output folder cannot be used (it would touch the input, or overwrite something)."""
 
-    exit_code = EXIT_USAGE
+    exit_code = ExitCode.USAGE
 
     def __init__(self, problem_id: str, message: str, hint: str | None = None) -> None:
         super().__init__(message, hint)
@@ -31,7 +31,7 @@ class OutputError(TriageError):
 class UnsafeOutputError(OutputError):
     """--out holds a symlink, or a path would resolve outside it: bad input, nothing written."""
 
-    exit_code = EXIT_INPUT
+    exit_code = ExitCode.INPUT
 
 
 def refuse_symlinks(root: Path, given: str) -> None:
@@ -42,7 +42,8 @@ def refuse_symlinks(root: Path, given: str) -> None:
             if path.is_symlink():
                 raise UnsafeOutputError(
                     "out-holds-symlink",
-                    f"--out {given} holds a symlink ({path.relative_to(root).as_posix()}); nothing was written",
+                    f"--out {given} holds a symlink ({path.relative_to(root).as_posix()}); nothing "
+                    f"was written",
                     "use an empty or new folder",
                 )
 

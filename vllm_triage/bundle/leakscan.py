@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from vllm_triage.bundle import detect, leakscan_entropy, prefilter, redact_rules
 from vllm_triage.bundle.layout import is_archive
@@ -42,7 +42,7 @@ def _archive_members(path: Path) -> Iterator[tuple[str, Callable[[], BinaryIO]]]
                 if count >= MAX_ARCHIVE_MEMBERS:
                     raise ValueError("too many members")
                 if not info.is_dir():
-                    yield info.filename, functools.partial(archive.open, info)
+                    yield info.filename, cast(Callable[[], BinaryIO], functools.partial(archive.open, info))
         return
     with tarfile.open(path, mode="r:*") as tar:
         for count, member in enumerate(tar):

@@ -45,7 +45,8 @@ KEYWORDS = (
 _PAIR = re.compile(
     r"(?i:"
     + "|".join(re.escape(k) for k in KEYWORDS)
-    + r""")(?![a-z])[A-Za-z0-9_.-]{0,64}["']?[ \t]{0,16}[:=][ \t]{0,16}["']?(?P<value>[A-Za-z0-9+/=_.~-]{16,512})"""
+    + r""")(?![a-z])[A-Za-z0-9_.-]{0,64}["']?[ \t]{0,16}[:=][ \t]{0,16}["']?"""
+    + r"""(?P<value>[A-Za-z0-9+/=_.~-]{16,512})"""
 )
 MIN_BITS_PER_CHAR = 3.5  # hex of 32 is ~3.9, base62 of 20 ~4.1, `oidc-provider-2` 3.4
 _HAS_DIGIT = re.compile(r"[0-9]")

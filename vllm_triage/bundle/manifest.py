@@ -6,8 +6,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-MANIFEST_NAME = "bundle.toml"
-
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -44,8 +42,8 @@ def _pairs(table: Mapping[str, object]) -> list[str]:
 
 def dumps(
     run: Mapping[str, object],
-    files: list[Mapping[str, object]],
-    steps: list[Mapping[str, object]],
+    files: Sequence[Mapping[str, object]],
+    steps: Sequence[Mapping[str, object]],
     header: str = "",
 ) -> str:
     lines = [f"# {line}" if line else "#" for line in header.splitlines()]

@@ -13,7 +13,8 @@ from pathlib import PurePosixPath
 
 from vllm_triage.bundle.checklist_data import ChecklistData
 from vllm_triage.bundle.trials import Trial
-from vllm_triage.provenance import Provenance
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 
 # Roles whose lines starting with `#` are comments (a comment may say anything, even "…").
 _COMMENTED_ROLES = ("launch_command", "environment", "request")
@@ -59,7 +60,7 @@ class PlaceholderHit:
 
 def role_for(name: str, role: str | None) -> str:
     """The role a placeholder file stands in for: its sniffed role, else what its name says."""
-    if role not in (None, "unknown"):
+    if role not in (None, Role.UNKNOWN):
         return str(role)
     base = PurePosixPath(name.replace("!", "/")).name.lower()
     return next((hinted for word, hinted in _NAME_HINTS if word in base), "unknown")
@@ -76,7 +77,7 @@ def find_placeholders(trial: Trial, data: ChecklistData) -> list[PlaceholderHit]
 def _find_placeholders(trial: Trial, data: ChecklistData) -> list[PlaceholderHit]:
     hits: list[PlaceholderHit] = []
     for source in trial.sources:
-        if source.role == "manifest":
+        if source.role == Role.MANIFEST:
             continue
         role = role_for(source.name, source.role)
         text = trial.text(source)

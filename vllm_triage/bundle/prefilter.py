@@ -338,7 +338,8 @@ def _key_windows(block: bytes) -> list[Window]:
         reach = block.find(b"\n", min(last + KEY_REACH, len(block)))
         end = len(block) if reach < 0 else reach + 1
         if newline >= 0:
-            body_end = _KEY_BODY.match(block, line_end).end()
+            body = _KEY_BODY.match(block, line_end)
+            body_end = body.end() if body is not None else line_end
             after = block.find(b"\n", body_end)  # and the line after them (the END line)
             end = max(end, len(block) if after < 0 else after + 1)
         spans.append((start, min(end, len(block))))

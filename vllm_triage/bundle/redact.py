@@ -25,7 +25,7 @@ from vllm_triage.bundle import detect, prefilter, redact_rules
 from vllm_triage.bundle.detect import Classifier, Find
 from vllm_triage.bundle.redact_disguise import Wraps
 from vllm_triage.bundle.redact_rules import MASK_FLAGS, RedactRules
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
 
 MAX_RECORDED = 10_000  # detailed entries kept; counts are always complete
 MAX_KEPT_FINDS = 1_000_000  # finds of the learning pass kept for the writing pass (memory bound)

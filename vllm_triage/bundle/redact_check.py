@@ -3,6 +3,8 @@ every pattern stays fast on hostile input. Run by tests/bundle; callable by `rul
 
 from __future__ import annotations
 
+from typing import Any
+
 from vllm_triage.bundle import detect
 from vllm_triage.bundle.redact_rules import RedactRules
 
@@ -59,7 +61,7 @@ def check(rules: RedactRules) -> list[str]:
     return problems
 
 
-def _hostile(where: str, compiled) -> list[str]:
+def _hostile(where: str, compiled: Any) -> list[str]:
     for text in HOSTILE_INPUTS:
         try:
             for _ in compiled.finditer(text, timeout=HOSTILE_TIMEOUT_S):

@@ -131,7 +131,8 @@ class Wraps:
             for start, end in ranges_of(rule):
                 position = start
                 while (match := self._start.search(text, position, end)) is not None:
-                    run_end = _TOKEN_RUN_OR_NOTHING.match(text, match.end()).end()
+                    run = _TOKEN_RUN_OR_NOTHING.match(text, match.end())
+                    run_end = run.end() if run else match.end()  # it matches "" at least
                     position = max(run_end, match.end())
                     # A word that reaches a line break, not too long to be a token.
                     if (

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import regex
 
-from vllm_triage.datatables import read_toml
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
+from vllm_triage.core.tables import read_toml
 from vllm_triage.resources import rules_dir
 
 MASK_KINDS = ("host", "ip", "user", "email")
@@ -335,11 +335,11 @@ def load(extra_dirs: Iterable[str] = (), include_builtin: bool = True) -> Redact
         name = str(path)
         data = read_toml(path)
         for table in data.get("secret", []):
-            rule = _secret_from_table(table, name)
-            secrets[rule.id] = rule
+            secret = _secret_from_table(table, name)
+            secrets[secret.id] = secret
         for table in data.get("mask", []):
-            rule = _mask_from_table(table, name)
-            masks[rule.id] = rule
+            mask = _mask_from_table(table, name)
+            masks[mask.id] = mask
         policy = data.get("secret_names")
         if isinstance(policy, dict):
             names = NamePolicy(

@@ -17,7 +17,8 @@ from typing import Any
 from vllm_triage.bundle.leakscan import Leak, LeakScanner
 from vllm_triage.bundle.redact import Redactor
 from vllm_triage.bundle.trials import Trial
-from vllm_triage.errors import EXIT_INCOMPLETE, TriageError
+from vllm_triage.core.errors import ExitCode, TriageError
+from vllm_triage.core.roles import Role
 
 LOG_LEARN_CHARS = 2 * 1024 * 1024
 
@@ -25,17 +26,17 @@ LOG_LEARN_CHARS = 2 * 1024 * 1024
 class LeakError(TriageError):
     """The rendered report still holds something secret-looking: it is not written."""
 
-    exit_code = EXIT_INCOMPLETE
+    exit_code = ExitCode.INCOMPLETE
     problem_id = "leak-scan-failed"
 
 
 def _learn(redactor: Redactor, trials: list[Trial]) -> None:
     for trial in trials:
         for source in trial.sources:
-            if source.role == "manifest":
+            if source.role == Role.MANIFEST:
                 continue
             text = trial.text(source)
-            if source.role == "vllm_log":
+            if source.role == Role.VLLM_LOG:
                 # Only the head of a log is learned: the report quotes a few of its lines, which are
                 # redacted on their own; a log names secrets in its first lines (arguments, env).
                 text = text[:LOG_LEARN_CHARS]

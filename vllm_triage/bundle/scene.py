@@ -13,7 +13,8 @@ Layout of a collected bundle (roles in bundle.toml):
     pod/vllm.log, pod/vllm-previous.log  vllm_log (kubectl logs --timestamps --all-containers [--previous])
     pod/nvidia-smi.txt, pod/collect-env.txt
     logs/<name>                          vllm_log          (--log FILE: a server log not in a container)
-    journal/<unit>.log                   vllm_log          (--journal UNIT: journalctl -u UNIT -o short-iso-precise)
+    journal/<unit>.log                   vllm_log          (--journal UNIT: journalctl -u UNIT
+                                                             -o short-iso-precise)
     launch-command.sh                    launch_command    (what followed `--`, recorded, never run)
     environment.env                      environment       (the environment collect ran in)
     steps/<step>.stderr.txt              unknown           (what a step printed on stderr)
@@ -31,6 +32,7 @@ from vllm_triage import __version__
 from vllm_triage.bundle import manifest
 from vllm_triage.bundle.collect import DEFAULT_TIMEOUT_S, Collector, CollectResult, Host, Step
 from vllm_triage.bundle.layout import prepare_out_dir
+from vllm_triage.ingest.manifest import MANIFEST_NAME
 
 COLLECT_ENV_COMMANDS = (["vllm", "collect-env"], ["python3", "-m", "vllm.collect_env"])
 HEADER = (
@@ -84,7 +86,8 @@ def collect(request: Request, host: Host | None = None) -> CollectResult:
             "recorded from the arguments after --, not run",
             "launch-command.sh",
             "launch_command",
-            f"# recorded by vllm-triage collect at {_utc(captured)} (not run)\n{shlex.join(request.launch)}\n",
+            f"# recorded by vllm-triage collect at {_utc(captured)} (not "
+            f"run)\n{shlex.join(request.launch)}\n",
         )
     collector.record(
         "environment",
@@ -100,7 +103,7 @@ def collect(request: Request, host: Host | None = None) -> CollectResult:
     result.run = run
     result.required_failed = required_failures(result.steps, request)
     text = manifest.dumps(run, result.files, [s.to_manifest() for s in result.steps], header=HEADER)
-    collector.write_text(manifest.MANIFEST_NAME, text)
+    collector.write_text(MANIFEST_NAME, text)
     return result
 
 

@@ -180,8 +180,8 @@ def windowed(
     cache: HitCache | None = None,
 ) -> Iterator[tuple[bytes, list[Window], int, list[int]]]:
     """(block, windows, first line, trigger offsets) of a file: the block's bytes and the spans
-    of it the rules must read (prefilter.py). A window that reaches past a block's end is carried whole into the
-    next block; `literals()`: the values known to be secret, asked for each block."""
+    of it the rules must read (prefilter.py). A window that reaches past a block's end is carried
+    whole into the next block; `literals()`: the values known to be secret, asked for each block."""
     carry = b""
     offset = 0  # where `carry` (or the next block) starts in the file's capped UTF-8 stream
     pending: tuple[bytes, int] | None = None

@@ -15,10 +15,11 @@ from typing import Any, BinaryIO
 
 from vllm_triage.compare.run import LABEL, NODE, STARTED, Entry, Run
 from vllm_triage.compare.signals import read_signals
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint.model import Fingerprint
+from vllm_triage.ingest.manifest import Manifest, read_manifest
 from vllm_triage.ingest.readers import spool_stdin
-from vllm_triage.ingest.roles import read_manifest
 from vllm_triage.ingest.sources import Source
 
 # Environment artefacts are small. A log is read as text only this far: what the checklist looks
@@ -39,6 +40,7 @@ class Trial:
     triage: dict[str, Any] | None
     manifest: dict[str, Any] = field(default_factory=dict)  # bundle.toml [run]
     manifest_file: str | None = None
+    manifest_read: Manifest | None = None  # the parsed bundle.toml, for the line a key is on
     notes: list[str] = field(default_factory=list)
     _texts: dict[str, tuple[str, bool]] = field(default_factory=dict, repr=False)
     # Derived once and shared by the checklist and the report (bundle/placeholders.py).
@@ -52,7 +54,7 @@ class Trial:
         if source.name not in self._texts:
             from vllm_triage.fingerprint.combine import read_text
 
-            limit = LOG_TEXT_LIMIT if source.role == "vllm_log" else TEXT_LIMIT
+            limit = LOG_TEXT_LIMIT if source.role == Role.VLLM_LOG else TEXT_LIMIT
             try:
                 self._texts[source.name] = read_text(source, limit)
             except InputError:
@@ -78,15 +80,7 @@ class Trial:
 
     def manifest_line(self, key: str) -> int | None:
         """The line of `key = …` in bundle.toml, for evidence."""
-        if self.manifest_file is None:
-            return None
-        source = next((s for s in self.sources if s.name == self.manifest_file), None)
-        if source is None:
-            return None
-        for number, line in enumerate(self.text(source).splitlines(), 1):
-            if line.strip().startswith(f"{key} ") or line.strip().startswith(f"{key}="):
-                return number
-        return None
+        return self.manifest_read.line_of(key) if self.manifest_read is not None else None
 
 
 def _label(path: str) -> str:
@@ -98,7 +92,6 @@ def _label(path: str) -> str:
 def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> Trial:
     """One bundle (folder, archive, file, or - for stdin) as a trial. InputError only for unusable input."""
     from vllm_triage.pipeline import fingerprint_sources, gather, triage_sources
-    from vllm_triage.render.triage_json import triage_to_json
 
     spooled = None
     if path == "-":  # read once, in blocks up to --max-input: gathering and the triage each need the bytes
@@ -130,7 +123,7 @@ def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | 
             notes.append(f"no fingerprint: {exc.message}")
     if triage_note:
         notes.append(triage_note)
-    result: dict[str, Any] | None = triage_to_json(triaged) if triaged is not None else None
+    result: dict[str, Any] | None = triaged.to_json() if triaged is not None else None
     trial = Trial(_label(path), path, sources, found, Run(label=_label(path), path=path), result, notes=notes)
     _read_manifest(trial)
     _fill_run(trial)
@@ -138,22 +131,22 @@ def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | 
 
 
 def _read_manifest(trial: Trial) -> None:
-    manifest = next((s for s in trial.sources if s.role == "manifest"), None)
+    manifest = next((s for s in trial.sources if s.role == Role.MANIFEST), None)
     if manifest is None:
         return
-    table = read_manifest(manifest).get("run")
+    trial.manifest_read = read_manifest(manifest)
     trial.manifest_file = manifest.name
-    if isinstance(table, dict):
-        trial.manifest = table
-        if table.get("label"):
-            trial.label = str(table["label"])
+    if isinstance(trial.manifest_read.document.get("run"), dict):
+        trial.manifest = trial.manifest_read.run()
+        if trial.manifest.get("label"):
+            trial.label = str(trial.manifest["label"])
 
 
 def _fill_run(trial: Trial) -> None:
     """The compare Run of the trial: the same data `diff` and `series` judge."""
     run = trial.run
     run.label = trial.label
-    run.inputs = [{"path": s.name, "role": s.role or "unknown"} for s in trial.sources]
+    run.inputs = [{"path": s.name, "role": s.role or Role.UNKNOWN} for s in trial.sources]
     run.fingerprint = trial.fingerprint.to_json()
     run.triage = trial.triage
     run.signals = read_signals(trial.sources)

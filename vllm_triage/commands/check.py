@@ -37,15 +37,15 @@ def command(bundles: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> N
     one folder holding a folder per trial) are the trials of a series, in order.
     """
     from vllm_triage.bundle.checklist import check_paths
-    from vllm_triage.cli import _emit_json, _run, _use_colour
+    from vllm_triage.commands.output import emit_json, run_action, use_colour
 
-    result = _run(lambda: check_paths(list(bundles), list(rule_dirs), sys.stdin.buffer))
+    result = run_action(lambda: check_paths(list(bundles), list(rule_dirs), sys.stdin.buffer))
     data = result.to_json()
     if fmt == "json":
-        _emit_json(data)
+        emit_json(data)
     else:
         from vllm_triage.render.checklist_text import render_checklist_text
 
-        click.echo(render_checklist_text(data, colour=_use_colour()), nl=False)
+        click.echo(render_checklist_text(data, colour=use_colour()), nl=False)
     if result.exit_code:
         sys.exit(result.exit_code)

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from vllm_triage.errors import EXIT_INCOMPLETE
+from vllm_triage.core.errors import ExitCode
 
 EPILOG = (
     "Exit codes: 0 bundle written with every required step (other failed, missing and timed-out "
@@ -80,7 +80,7 @@ def command(
     if runtime and not container:
         raise click.UsageError("--runtime goes with --container")
     from vllm_triage.bundle.scene import Request, collect
-    from vllm_triage.cli import _run  # the one place that turns TriageError into a line + exit code
+    from vllm_triage.commands.output import run_action
 
     request = Request(
         out,
@@ -95,7 +95,7 @@ def command(
         list(logs),
         list(journals),
     )
-    result = _run(lambda: collect(request))
+    result = run_action(lambda: collect(request))
     if fmt == "json":
         from vllm_triage.commands.output import emit_json
 
@@ -112,4 +112,4 @@ def command(
         click.echo(
             f"vllm-triage: collect-incomplete: {why} (the bundle in {result.root} has the rest)", err=True
         )
-        sys.exit(EXIT_INCOMPLETE)
+        sys.exit(ExitCode.INCOMPLETE)

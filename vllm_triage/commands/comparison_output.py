@@ -9,8 +9,7 @@ from typing import Any
 
 import click
 
-from vllm_triage.cli import _emit_json, _use_colour
-from vllm_triage.commands.output import text_width
+from vllm_triage.commands.output import emit_json, text_width, use_colour
 from vllm_triage.render.compare_text import template_helpers
 from vllm_triage.render.templates import render
 from vllm_triage.render.text_layout import rewrap
@@ -26,11 +25,11 @@ def emit_comparison(
 ) -> None:
     data = result.to_json()
     if fmt == "json":
-        _emit_json(data)
+        emit_json(data)
     elif fmt == "md":
         click.echo(render(template, **{key: data}, show_noise=show_noise, **template_helpers()), nl=False)
     else:
-        text = text_renderer(data, colour=_use_colour(), show_noise=show_noise)
+        text = text_renderer(data, colour=use_colour(), show_noise=show_noise)
         click.echo(rewrap(text, text_width()), nl=False)
     if result.exit_code:
         sys.exit(result.exit_code)

@@ -36,11 +36,11 @@ def command(run_a: str, run_b: str, fmt: str, show_noise: bool, rule_dirs: tuple
 
     RUN_A, RUN_B: bundle folders, .tar.gz/.tgz/.zip bundles, or single logs; A is the reference.
     """
-    from vllm_triage.cli import _run
     from vllm_triage.commands.comparison_output import emit_comparison
+    from vllm_triage.commands.output import run_action
     from vllm_triage.compare.diff import diff_paths
-    from vllm_triage.errors import EXIT_USAGE
+    from vllm_triage.core.errors import ExitCode
     from vllm_triage.render.compare_text import render_diff_text
 
-    result = _run(lambda: diff_paths(run_a, run_b, list(rule_dirs)), input_exit=EXIT_USAGE)
+    result = run_action(lambda: diff_paths(run_a, run_b, list(rule_dirs)), input_exit=ExitCode.USAGE)
     emit_comparison(result, fmt, show_noise, "diff.md.j2", "d", render_diff_text)

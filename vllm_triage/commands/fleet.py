@@ -26,10 +26,11 @@ def command(out_dir: str, by: str, since: str | None, top: int, fmt: str) -> Non
     """Failure signatures across a scanned fleet: counts, first/last seen, the nodes, drivers and
     images each appears on, new signatures since a date, and the known upstream issue it resembles."""
 
-    from vllm_triage.cli import _run
-    from vllm_triage.fleet.summary import parse_since, render, summarise
+    from vllm_triage.commands.output import run_action
+    from vllm_triage.fleet.summary import parse_since, summarise
+    from vllm_triage.render.fleet_text import render
 
-    summary = _run(lambda: summarise(out_dir, by, parse_since(since), top))
+    summary = run_action(lambda: summarise(out_dir, by, parse_since(since), top))
     if fmt == "json":
         from vllm_triage.commands.output import emit_json
 

@@ -1,4 +1,5 @@
-"""What every command shares on its way out: the text width, `--quiet`, notes on stderr, JSON.
+"""What every command shares on its way out: the text width, colour, `--quiet`, notes on stderr,
+JSON, and the exit (run_action: a failure as one line and its exit code).
 
 Why one module: the width rule (the terminal's, 80 when piped, `--width N` over both) and quiet
 mode must be the same for every command, and cli.py is shared by everyone who adds an option.
@@ -6,15 +7,19 @@ mode must be the same for every command, and cli.py is shared by everyone who ad
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
+import traceback
+from collections.abc import Callable
 from typing import Any
 
 import click
 
 from vllm_triage import __version__
+from vllm_triage.core.errors import ExitCode, TriageError
 from vllm_triage.render.text_layout import DEFAULT_WIDTH, MIN_WIDTH
 
 _QUIET = {"on": False}
@@ -86,7 +91,8 @@ def quiet_option() -> click.Option:
         expose_value=False,
         is_eager=True,
         callback=_set_quiet,
-        help="Print nothing but errors: the exit code carries the verdict (files named by -o/--out are still written).",
+        help="Print nothing but errors: the exit code carries the verdict (files named by -o/--out "
+        "are still written).",
     )
 
 
@@ -123,3 +129,44 @@ def add_width(command: click.Command) -> None:
             help="Wrap text to N columns (default: the terminal's width; 80 when piped).",
         )
     )
+
+
+def run_action(action: Callable[[], Any], input_exit: int | None = None) -> Any:
+    """Run a command's action: every failure becomes one line on stderr and its exit code, never a
+    traceback. The one place a TriageError meets the terminal.
+
+    `input_exit` replaces the exit code of bad input for commands whose contract says otherwise
+    (diff and series: 2 for a usage or input error, so that 3 stays "confounded")."""
+    try:
+        return action()
+    except TriageError as exc:
+        click.echo(exc.one_line(), err=True)
+        sys.exit(input_exit if input_exit is not None and exc.exit_code == ExitCode.INPUT else exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("vllm-triage: interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except BrokenPipeError:
+        # `vllm-triage … | head`: the reader has what it wanted; not an error worth a line. Point
+        # stdout at /dev/null so the interpreter's final flush does not raise again.
+        # (A test runner's buffer has no file descriptor: then there is nothing left to flush.)
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(ExitCode.OK)
+    except BaseException as exc:  # a bug: one line, the traceback only on request
+        if isinstance(exc, (SystemExit, GeneratorExit)):
+            raise
+        internal_error(exc)
+
+
+def internal_error(exc: BaseException) -> None:
+    """One line and exit 70 for anything unexpected, a Rust panic from polars (a BaseException)
+    included; MemoryError says what it means."""
+    if os.environ.get("VLLM_TRIAGE_DEBUG"):
+        traceback.print_exception(exc)
+    if isinstance(exc, MemoryError):
+        what = "out of memory (lower --max-input or --max-line, or give the machine more memory)"
+    else:
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        what = f"{type(exc).__name__}: {first}"
+    click.echo(f"vllm-triage: internal-error: {what} (set VLLM_TRIAGE_DEBUG=1 for the traceback)", err=True)
+    sys.exit(ExitCode.INTERNAL)

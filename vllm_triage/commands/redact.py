@@ -69,10 +69,10 @@ def command(
     """
     from vllm_triage.bundle.redact import MaskOptions
     from vllm_triage.bundle.redact_copy import redact_bundle
-    from vllm_triage.cli import _run  # the one place that turns TriageError into a line + exit code
-    from vllm_triage.errors import EXIT_INCOMPLETE
+    from vllm_triage.commands.output import run_action
+    from vllm_triage.core.errors import ExitCode
 
-    result = _run(
+    result = run_action(
         lambda: redact_bundle(
             bundle,
             out,
@@ -98,4 +98,4 @@ def command(
             f"(see {result.report_path}); do not share it",
             err=True,
         )
-        sys.exit(EXIT_INCOMPLETE)
+        sys.exit(ExitCode.INCOMPLETE)

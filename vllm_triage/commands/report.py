@@ -64,12 +64,12 @@ def command(
     BUNDLES: bundle folders, .tar.gz/.tgz/.zip bundles, files, or - for stdin; several bundles (or
     one folder holding a folder per trial) are the trials of a series, in order.
     """
-    from vllm_triage.bundle.report_output import write_report
-    from vllm_triage.cli import _run
+    from vllm_triage.commands.output import run_action
+    from vllm_triage.commands.report_output import write_report
 
     if field and fmt != "md":
         raise click.UsageError(f"--field prints one field of the form as Markdown; drop --format {fmt}")
-    text = _run(
+    text = run_action(
         lambda: write_report(
             list(bundles),
             fmt,

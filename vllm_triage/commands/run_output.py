@@ -16,7 +16,7 @@ import click
 
 from vllm_triage.commands.output import emit_json, note, use_colour
 from vllm_triage.commands.runs import Run, split_runs
-from vllm_triage.errors import TriageError
+from vllm_triage.core.errors import ExitCode, TriageError
 
 
 def sample_paths(sample: str) -> list[str]:
@@ -28,7 +28,7 @@ def sample_paths(sample: str) -> list[str]:
         for name, (_folder, about) in known.items():
             first_sentence = about.split(": ")[0].split(". ")[0].rstrip(".")
             click.echo(f"{name:<24} {first_sentence}")
-        sys.exit(0)
+        sys.exit(ExitCode.OK)
     if sample not in known:
         raise click.UsageError(
             f"no bundled sample named {sample!r}; `--sample` alone lists them: " + ", ".join(known)
@@ -91,12 +91,11 @@ def run_triage(
     paths: list[str], fmt: str, verbose: bool, rule_dirs: list[str], width: int, stdin: Any
 ) -> int:
     from vllm_triage.pipeline import gather, triage_sources
-    from vllm_triage.render.triage_json import triage_to_json
 
     def analyse(run: Run) -> dict[str, Any]:
         sources = gather(run.paths, stdin)
         result = triage_sources(sources, rule_dirs)
-        return triage_to_json(result, _requests_of(sources, result))
+        return result.to_json(_requests_of(sources, result))
 
     def render(data: dict[str, Any]) -> str:
         if fmt == "md":

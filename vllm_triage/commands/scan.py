@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -11,7 +12,8 @@ from vllm_triage.cli_limits import input_limit_options
 EPILOG = (
     "Each bundle (a folder with bundle.toml, an archive, or a folder holding a vLLM log) is one run. "
     "Unchanged bundles are skipped; unreadable ones are recorded with their error. "
-    "Exit codes: 0 scanned (whatever the runs found); 2 usage error; 4 bad input or rules, fleet dir locked, --engine spark without pyspark or Java; "
+    "Exit codes: 0 scanned (whatever the runs found); 2 usage error; 4 bad input or rules, fleet "
+    "dir locked, --engine spark without pyspark or Java; "
     "70 internal error."
 )
 
@@ -20,7 +22,7 @@ class _ProgressBar:
     """click's bar on stderr when stderr is a terminal; nothing at all when piped or redirected."""
 
     def __init__(self) -> None:
-        self.bar = None
+        self.bar: Any = None  # click's ProgressBar once started
 
     def start(self, total: int) -> None:
         if total and sys.stderr.isatty():
@@ -85,12 +87,12 @@ def command(
     Query the result with polars/DuckDB/Spark (`OUT_DIR/runs/*.parquet`) or `vllm-triage fleet OUT_DIR`.
     """
 
-    from vllm_triage.cli import _run
+    from vllm_triage.commands.output import run_action
     from vllm_triage.fleet.scan import scan
 
     bar = _ProgressBar()
     try:
-        stats = _run(
+        stats = run_action(
             lambda: scan(
                 list(paths),
                 out_dir,
@@ -111,6 +113,9 @@ def command(
         return
     unreadable = f" ({stats.unreadable} unreadable, recorded)" if stats.unreadable else ""
     click.echo(
-        f"{stats.bundles} bundle(s) in {stats.seconds:.1f} s with {stats.jobs} job(s){' on Spark' if stats.engine == 'spark' else ''}: {stats.analysed} analysed{unreadable}, "
-        f"{stats.unchanged} unchanged, {stats.duplicates} duplicate(s) → {stats.out_dir} (scan {stats.scan_id})"
+        f"{stats.bundles} bundle(s) in {stats.seconds:.1f} s with {stats.jobs} "
+        f"job(s){' on Spark' if stats.engine == 'spark' else ''}: {stats.analysed} "
+        f"analysed{unreadable}, "
+        f"{stats.unchanged} unchanged, {stats.duplicates} duplicate(s) → {stats.out_dir} (scan "
+        f"{stats.scan_id})"
     )

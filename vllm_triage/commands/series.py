@@ -33,11 +33,11 @@ def command(trials: tuple[str, ...], fmt: str, show_noise: bool, rule_dirs: tupl
     TRIALS: bundles (folders, archives, logs) in the order they were run, or one folder holding a
     folder per trial (ordered by the start time their bundle.toml records, else by name).
     """
-    from vllm_triage.cli import _run
     from vllm_triage.commands.comparison_output import emit_comparison
+    from vllm_triage.commands.output import run_action
     from vllm_triage.compare.series import series_paths
-    from vllm_triage.errors import EXIT_USAGE
+    from vllm_triage.core.errors import ExitCode
     from vllm_triage.render.compare_text import render_series_text
 
-    result = _run(lambda: series_paths(list(trials), list(rule_dirs)), input_exit=EXIT_USAGE)
+    result = run_action(lambda: series_paths(list(trials), list(rule_dirs)), input_exit=ExitCode.USAGE)
     emit_comparison(result, fmt, show_noise, "series.md.j2", "s", render_series_text)

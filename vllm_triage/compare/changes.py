@@ -274,7 +274,7 @@ def _differ(name: str, a: Entry, b: Entry, data: CompareData) -> bool | None:
     ca, cb = comparable(name, a.value, data), comparable(name, b.value, data)
     if isinstance(ca, Incomparable) or isinstance(cb, Incomparable):
         return None
-    return ca != cb
+    return bool(ca != cb)
 
 
 def _inherited_env(run: Run, entries: dict[str, Entry]) -> set[str]:

@@ -15,8 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from vllm_triage.datatables import array_tables, fail, read_toml, with_extra_dirs
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
+from vllm_triage.core.tables import array_tables, fail, read_toml, with_extra_dirs
 from vllm_triage.resources import rules_dir
 
 # Stage ids the code knows how to detect (vllm_triage/compare/stages.py).

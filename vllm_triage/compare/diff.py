@@ -11,7 +11,7 @@ from vllm_triage.compare.data import CompareData
 from vllm_triage.compare.data import load as load_data
 from vllm_triage.compare.outcome import FailureComparison, compare_outcomes, outcome_of
 from vllm_triage.compare.run import Run
-from vllm_triage.errors import EXIT_CONFOUNDED, EXIT_OK
+from vllm_triage.core.errors import ExitCode
 
 SCHEMA = "vllm-triage.diff/1"
 
@@ -28,7 +28,7 @@ def verdict_of(comparison: Comparison) -> str:
 
 
 def exit_code_of(verdict: str) -> int:
-    return EXIT_CONFOUNDED if verdict == CONFOUNDED else EXIT_OK
+    return ExitCode.CONFOUNDED if verdict == CONFOUNDED else ExitCode.OK
 
 
 def retest_order(changes: list[Change], data: CompareData) -> list[dict[str, Any]]:

@@ -4,16 +4,16 @@ runtime signals, the manifest's `[run]` table)."""
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
 from vllm_triage.compare.run import LABEL, NODE, STARTED, Entry, Run
 from vllm_triage.compare.signals import read_signals
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.roles import Role
+from vllm_triage.ingest.manifest import read_manifest
 from vllm_triage.ingest.readers import spool_stdin
-from vllm_triage.ingest.roles import read_manifest
 from vllm_triage.ingest.sources import Source
 
 
@@ -22,7 +22,6 @@ def load_run(
 ) -> Run:
     """Read one run. InputError when the path is unusable or holds nothing to compare."""
     from vllm_triage.pipeline import fingerprint_sources, gather, triage_sources
-    from vllm_triage.render.triage_json import triage_to_json
 
     spooled = None
     if (
@@ -35,14 +34,14 @@ def load_run(
 
     sources = gather([path], stream())
     run = Run(label=label or _default_label(path), path=path)
-    run.inputs = [{"path": s.name, "role": s.role or "unknown"} for s in sources]
+    run.inputs = [{"path": s.name, "role": s.role or Role.UNKNOWN} for s in sources]
     _manifest(run, sources, explicit_label=label is not None)
     try:
         run.fingerprint = fingerprint_sources(sources, rule_dirs).to_json()
     except InputError as exc:
         run.notes.append(f"no fingerprint: {exc.message}")
     try:
-        run.triage = triage_to_json(triage_sources(sources, rule_dirs))
+        run.triage = triage_sources(sources, rule_dirs).to_json()
     except InputError as exc:
         if exc.problem_id not in ("no-log-in-bundle", "not-a-log"):
             raise
@@ -82,27 +81,22 @@ def _default_label(path: str) -> str:
 
 def _manifest(run: Run, sources: list[Source], explicit_label: bool) -> None:
     """`[run] label, node, started` from the bundle's bundle.toml, with the line they are on."""
-    manifest = next((s for s in sources if s.role == "manifest"), None)
+    manifest = next((s for s in sources if s.role == Role.MANIFEST), None)
     if manifest is None:
         return
-    table = read_manifest(manifest).get("run")
-    if not isinstance(table, dict):
+    read = read_manifest(manifest)
+    if not isinstance(read.document.get("run"), dict):
         return
-    text = manifest.read_bytes().decode("utf-8", errors="replace")
+    table = read.run()
     if table.get("label") and not explicit_label:
         run.label = str(table["label"])
     for key, name, kind in (("node", NODE, "knob"), ("started", STARTED, "fact"), ("start", STARTED, "fact")):
         if table.get(key) not in (None, ""):
-            entry = Entry(name, str(table[key]), {"file": manifest.name, "line": _line_of(text, key)}, kind)
+            entry = Entry(name, str(table[key]), {"file": manifest.name, "line": read.line_of(key)}, kind)
             if key == "node":
                 run.node = entry
             else:
                 run.started = entry
-
-
-def _line_of(text: str, key: str) -> int | None:
-    match = re.search(rf"(?m)^\s*{re.escape(key)}\s*=", text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
 
 
 def _started_fallback(run: Run) -> Entry | None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_triage.compare.signature import signature, signature_hash, similarity
-from vllm_triage.phases import phase_index
+from vllm_triage.analysis.signature import signature, signature_hash, similarity
+from vllm_triage.core.phases import phase_index
 
 # Conclusions of a failure comparison (stable ids: the JSON contract uses them).
 SAME = "same-failure"
@@ -83,7 +83,7 @@ def outcome_of(triage: dict[str, Any] | None) -> Outcome:
         return Outcome(known=False, failed=False, phase="unknown")
     first = triage.get("first_error")
     phase = str(triage.get("phase") or ("none" if first is None else "unknown"))
-    common = {
+    common: dict[str, Any] = {
         "ready": bool(triage.get("ready")),
         "last_milestone": triage.get("last_milestone"),
         "first_missing": triage.get("first_missing_milestone"),

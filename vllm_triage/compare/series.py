@@ -11,15 +11,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from vllm_triage.analysis.signature import similarity
 from vllm_triage.compare.changes import compare_runs
 from vllm_triage.compare.data import CompareData, Stage
 from vllm_triage.compare.data import load as load_data
 from vllm_triage.compare.diff import CONFOUNDED, DiffResult, diff_runs, exit_code_of
 from vllm_triage.compare.outcome import Outcome, outcome_of
 from vllm_triage.compare.run import Run
-from vllm_triage.compare.signature import similarity
 from vllm_triage.compare.stages import Seen, active_stages, prefix_caching
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 
 SCHEMA = "vllm-triage.series/1"
 
@@ -153,7 +153,10 @@ def _judge_repeats(
     ):
         verdict = STABLE
         message = f"every repeat fails in {first.phase} with the same signature ({first.category})"
-        advice = "The failure is stable: this fingerprint is a usable reproduction (attach command, fingerprint and request)."
+        advice = (
+            "The failure is stable: this fingerprint is a usable reproduction (attach "
+            "command, fingerprint and request)."
+        )
     else:
         verdict = INTERMITTENT
         shown = ", ".join(f"T{n}: {o.short()}" for n, o in zip(numbers, results, strict=True))
@@ -215,7 +218,10 @@ def _order_breaks(
                         f"{label[missing[0]]} had passed: add --no-enable-prefix-caching until then"
                     )
                 else:
-                    message = f"T{i} brought in {label[stage.id]} ({seen.how}) before {label[missing[0]]} had passed"
+                    message = (
+                        f"T{i} brought in {label[stage.id]} ({seen.how}) before "
+                        f"{label[missing[0]]} had passed"
+                    )
                 breaks.append(
                     {
                         "trial": i,
@@ -262,8 +268,10 @@ def _prefix_cache(runs: list[Run], outcomes: list[Outcome], data: CompareData) -
                     "signal": "no-hits",
                     "evidence": last,
                     "message": f"T{i}: prefix caching is on but no hit was recorded "
-                    f"({signals.hit_rate_lines} stats line(s), hit rate at most {signals.hit_rate_max or 0:.1f}%)",
-                    "advice": "Send two requests that share a prefix of at least one KV block (--block-size tokens) one "
+                    f"({signals.hit_rate_lines} stats line(s), hit rate at most "
+                    f"{signals.hit_rate_max or 0:.1f}%)",
+                    "advice": "Send two requests that share a prefix of at least one KV block "
+                    "(--block-size tokens) one "
                     "after the other; a hit rate above zero is the signal that prefix caching works.",
                 }
             )
@@ -274,7 +282,8 @@ def _prefix_cache(runs: list[Run], outcomes: list[Outcome], data: CompareData) -
                     "signal": "unknown",
                     "evidence": seen.source if seen else None,
                     "message": f"T{i}: prefix caching is on but nothing in the bundle shows its hit rate",
-                    "advice": "Keep the stats lines (no --disable-log-stats, logging at INFO) or add a /metrics dump "
+                    "advice": "Keep the stats lines (no --disable-log-stats, logging at INFO) or "
+                    "add a /metrics dump "
                     "(curl :8000/metrics) to the bundle.",
                 }
             )

@@ -7,7 +7,7 @@ hits once enabled, was concurrency actually reached). The log is streamed in chu
 regexes (linear, literal-prefixed patterns), so a multi-GB log costs one pass and flat memory.
 
 Sample stats lines (vllm-anatomy §3.2):
-    Engine 000: Avg prompt throughput: 42.1 tokens/s, …, Running: 3 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.2%, Prefix cache hit rate: 37.5%
+    Engine 000: Avg prompt throughput: 4.2 tokens/s, …, GPU KV cache usage: 1.2%, Prefix cache hit rate: 37.5%
     Avg prompt throughput: … Pending: 0 reqs, GPU KV cache usage: 0.4%, CPU KV cache usage: 0.0%.
     Prefix cache hit rate: GPU: 12.50%, CPU: 0.00%
 """
@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all, iter_line_chunks
 from vllm_triage.ingest.sources import Source
 
@@ -96,9 +97,9 @@ class Signals:
 def read_signals(sources: list[Source]) -> Signals:
     signals = Signals()
     for source in sources:
-        if source.role == "vllm_log":
+        if source.role == Role.VLLM_LOG:
             _scan_log(source, signals)
-        elif source.role in (None, "unknown", "environment"):
+        elif source.role in (None, Role.UNKNOWN, Role.ENVIRONMENT):
             _scan_metrics(source, signals)
     return signals
 

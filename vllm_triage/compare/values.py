@@ -66,7 +66,7 @@ def comparable(name: str, value: Any, data: CompareData) -> Any:
 
 
 def same(name: str, a: Any, b: Any, data: CompareData) -> bool:
-    return comparable(name, a, data) == comparable(name, b, data)
+    return bool(comparable(name, a, data) == comparable(name, b, data))
 
 
 def secret(name: str) -> bool:

@@ -3,19 +3,19 @@ hostile input, and every example behaves — as a bare message and inside a real
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 import regex
 
-from vllm_triage.analysis.callpath import GENERIC_FUNCTIONS
+from vllm_triage.core.errors import RuleError
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.phases import PHASES
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.engine.literals import required_literals
 from vllm_triage.engine.matcher import compile_rules, unanchor
-from vllm_triage.engine.rules import FrameHint, Rule, RuleSet, is_engine_file, load_file
-from vllm_triage.errors import RuleError
+from vllm_triage.engine.rules import GENERIC_FUNCTIONS, FrameHint, Rule, RuleSet, is_engine_file, load_file
 from vllm_triage.logframe import parse_lines
-from vllm_triage.phases import PHASES
 from vllm_triage.resources import rules_dir
 
 HOSTILE_INPUTS = ("a" * 20000 + "!", " " * 20000 + "x", "(" * 5000 + "\t" * 5000, "0." * 10000 + "Error")
@@ -29,16 +29,31 @@ PREFIXES = (
 )
 
 
-@dataclass
-class Problem:
-    file: str
-    rule: str | None
-    message: str
-    warning: bool = False  # reported, but the rules still load and work
+def problem(file: str, rule: str | None, message: str, warning: bool = False) -> Finding:
+    """A rule-file complaint as the one Finding: its id is the rule it is about ("" for the file
+    as a whole: no rule has an empty id), a warning is reported while the rules still load."""
+    return Finding(rule or "", "warning" if warning else "error", message, [Provenance(file)])
 
-    def __str__(self) -> str:
-        text = f"{self.file}: {self.rule}: {self.message}" if self.rule else f"{self.file}: {self.message}"
-        return f"warning: {text}" if self.warning else text
+
+def is_warning(found: Finding) -> bool:
+    return found.severity == "warning"
+
+
+def problem_line(found: Finding) -> str:
+    """`file: rule: message` (with `warning: ` in front of a warning), as `rules check` prints it."""
+    file = found.evidence[0].file if found.evidence else ""
+    text = f"{file}: {found.id}: {found.message}" if found.id else f"{file}: {found.message}"
+    return f"warning: {text}" if is_warning(found) else text
+
+
+def problem_json(found: Finding) -> dict[str, object]:
+    """The `rules check --format json` row (its contract predates the Finding: kept as it was)."""
+    return {
+        "file": found.evidence[0].file if found.evidence else "",
+        "rule": found.id or None,
+        "message": found.message,
+        "warning": is_warning(found),
+    }
 
 
 def _polars_error(pattern: str) -> str | None:
@@ -121,19 +136,19 @@ def _check_examples(
     return problems
 
 
-def check_frames(hints: list[FrameHint]) -> list[Problem]:
+def check_frames(hints: list[FrameHint]) -> list[Finding]:
     """The frame table (rules/frames.toml): every entry names the vLLM file its function lives in
     (`vllm/….py`), a phase or teardown, and no (function, file) twice; shutdown frames of other
     packages (`teardown_frame`) name their package and a file of it. Pure: works on loaded hints."""
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     seen: dict[tuple[str, str, str], str] = {}
     for hint in hints:
         label = f"frame {hint.function}" + (f" ({hint.file})" if hint.file else "")
         if not hint.file:
-            problems.append(Problem(hint.source, label, "needs 'file': the vLLM file the function lives in"))
+            problems.append(problem(hint.source, label, "needs 'file': the vLLM file the function lives in"))
             if hint.function in GENERIC_FUNCTIONS:
                 problems.append(
-                    Problem(
+                    problem(
                         hint.source,
                         label,
                         f"generic function name {hint.function!r} without a file matches that name in "
@@ -142,10 +157,10 @@ def check_frames(hints: list[FrameHint]) -> list[Problem]:
                     )
                 )
         elif not hint.file.endswith(".py"):
-            problems.append(Problem(hint.source, label, "'file' must be a .py path"))
+            problems.append(problem(hint.source, label, "'file' must be a .py path"))
         elif hint.package == "vllm" and not hint.file.startswith("vllm/"):
             problems.append(
-                Problem(
+                problem(
                     hint.source,
                     label,
                     "'file' must start with 'vllm/' (relative to the vLLM repository root)",
@@ -153,60 +168,61 @@ def check_frames(hints: list[FrameHint]) -> list[Problem]:
             )
         elif hint.package != "vllm" and hint.file.startswith("vllm/"):
             problems.append(
-                Problem(hint.source, label, "a vLLM file belongs in 'frame', not 'teardown_frame'")
+                problem(hint.source, label, "a vLLM file belongs in 'frame', not 'teardown_frame'")
             )
         if hint.package != "vllm" and not hint.package.isidentifier():
             problems.append(
-                Problem(hint.source, label, "a teardown_frame entry needs 'package' (torch, python…)")
+                problem(hint.source, label, "a teardown_frame entry needs 'package' (torch, python…)")
             )
         if not hint.teardown and hint.phase not in PHASES:
             problems.append(
-                Problem(hint.source, label, f"phase {hint.phase!r} is not one of {', '.join(PHASES)}")
+                problem(hint.source, label, f"phase {hint.phase!r} is not one of {', '.join(PHASES)}")
             )
         key = (hint.package, hint.function, hint.file)
         if hint.file and key in seen:
             if seen[key] == hint.source:
-                problems.append(Problem(hint.source, label, "duplicate (function, file) in the same file"))
+                problems.append(problem(hint.source, label, "duplicate (function, file) in the same file"))
             else:  # a --rules directory may override a built-in entry on purpose
                 problems.append(
-                    Problem(hint.source, label, f"overrides the entry in {seen[key]}", warning=True)
+                    problem(hint.source, label, f"overrides the entry in {seen[key]}", warning=True)
                 )
         seen.setdefault(key, hint.source)
     return problems
 
 
-def check(extra_dirs: list[str] | None = None) -> tuple[list[Problem], int, int]:
+def check(extra_dirs: list[str] | None = None) -> tuple[list[Finding], int, int]:
     """(problems, files checked, rules checked)."""
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     rules: dict[str, Rule] = {}
     files: list[Path] = [f for f in sorted(rules_dir().rglob("*.toml")) if is_engine_file(f)]
     for extra in extra_dirs or []:
         path = Path(extra)
         if not path.is_dir():
-            problems.append(Problem(extra, None, "not a directory"))
+            problems.append(problem(extra, None, "not a directory"))
             continue
         files.extend(f for f in sorted(path.rglob("*.toml")) if is_engine_file(f))
-    frames, order = [], []
+    frames: list[FrameHint] = []
+    order: list[str] = []
     for path in files:
         try:
             file_rules, file_frames, file_order = load_file(path)
         except RuleError as exc:
             # The message already starts with the file (and rule) it is about.
             message = exc.message.removeprefix(f"{path}: ")
-            problems.append(Problem(str(path), None, message))
+            problems.append(problem(str(path), None, message))
             continue
         frames.extend(file_frames)
         order = file_order or order
         ids_here: set[str] = set()
         for rule in file_rules:
             if rule.id in ids_here:
-                problems.append(Problem(str(path), rule.id, "duplicate id in the same file"))
+                problems.append(problem(str(path), rule.id, "duplicate id in the same file"))
             ids_here.add(rule.id)
             rules[rule.id] = rule
     valid = {}
     for rule in rules.values():
         pattern_problems = _check_pattern(rule)
-        problems.extend(Problem(rule.file, rule.id, p) for p in pattern_problems)
+        problems.extend(problem(rule.file, rule.id, p) for p in pattern_problems)
         if not pattern_problems:
             valid[rule.id] = rule
     ruleset = RuleSet(list(valid.values()), frames, order, [str(f) for f in files])
@@ -215,12 +231,12 @@ def check(extra_dirs: list[str] | None = None) -> tuple[list[Problem], int, int]
     messages = _stripped_messages(list(valid.values()))
     for rule in valid.values():
         problems.extend(
-            Problem(rule.file, rule.id, p)
+            problem(rule.file, rule.id, p)
             for p in _check_examples(rule, ruleset, compiled.prefilter, messages, gate)
         )
         if rule.kind != "noise" and required_literals(rule.pattern) is None:
             problems.append(
-                Problem(
+                problem(
                     rule.file,
                     rule.id,
                     "no literal: no fixed text every match must contain, so the whole pattern runs "
@@ -231,5 +247,5 @@ def check(extra_dirs: list[str] | None = None) -> tuple[list[Problem], int, int]
     problems.extend(check_frames(frames))
     for name in order:
         if not any(r.milestone == name for r in rules.values()):
-            problems.append(Problem("milestone_order", None, f"milestone {name!r} has no marker rule"))
+            problems.append(problem("milestone_order", None, f"milestone {name!r} has no marker rule"))
     return problems, len(files), len(rules)

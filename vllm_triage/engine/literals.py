@@ -20,12 +20,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-try:  # Python 3.11+: the parser lives in re._parser (sre_parse is its deprecated alias)
-    from re import _constants as C
-    from re import _parser as P
-except ImportError:  # pragma: no cover - older interpreters
-    import sre_constants as C  # type: ignore[no-redef]
-    import sre_parse as P  # type: ignore[no-redef]
+# Python 3.11+ (the project's floor): the parser lives in re._parser (sre_parse is its deprecated alias)
+from re import _constants as C  # type: ignore[attr-defined]  # not in typeshed
+from re import _parser as P  # type: ignore[attr-defined]
+from typing import Any
 
 MIN_LITERAL = 3  # a shorter anchor selects too many lines to be worth a first pass
 MAX_SET = 16  # a cross product of small classes beyond this many strings is not worth it
@@ -46,7 +44,7 @@ _PRIMED: dict[str, tuple[frozenset[str], bool] | None] = {}
 def prime(patterns: list[str]) -> None:
     """Extract the literals of a whole rule set at once, through the on-disk cache: parsing ~120
     patterns with Python's regex parser costs more than the triage of a small paste."""
-    from vllm_triage.engine.cache import cached, key_of
+    from vllm_triage.core.cache import cached, key_of
 
     todo = sorted(set(patterns) - set(_PRIMED))
     if not todo:
@@ -158,7 +156,7 @@ def _seq(items: list, ignore_case: bool) -> frozenset[str] | None:
     return _best(candidates)
 
 
-def _chars(op, arg, ignore_case: bool) -> frozenset[str] | None:
+def _chars(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
     """The characters a single-character node matches, when few and safe; else None."""
     if op is C.LITERAL:
         ch = chr(arg)
@@ -175,7 +173,7 @@ def _chars(op, arg, ignore_case: bool) -> frozenset[str] | None:
     return None
 
 
-def _exact_node(op, arg, ignore_case: bool) -> frozenset[str] | None:
+def _exact_node(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
     """The finite set of strings a group or alternation matches exactly (few, non-empty), or None."""
     if op is C.SUBPATTERN:
         _group, add_flags, del_flags, body = arg
@@ -191,7 +189,7 @@ def _exact_node(op, arg, ignore_case: bool) -> frozenset[str] | None:
     return None
 
 
-def _leading_node(op, arg, ignore_case: bool) -> frozenset[str] | None:
+def _leading_node(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
     """The fixed text each branch of a group starts with (all non-empty), or None."""
     if op is C.SUBPATTERN:
         _group, add_flags, del_flags, body = arg
@@ -236,7 +234,7 @@ def _exact_seq(items: list, ignore_case: bool) -> frozenset[str] | None:
     return out if all(out) else None
 
 
-def _node(op, arg, ignore_case: bool) -> frozenset[str] | None:
+def _node(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
     """Literals required by a compound node (a group, a repeat, an alternation)."""
     if op is C.SUBPATTERN:
         _group, add_flags, del_flags, body = arg

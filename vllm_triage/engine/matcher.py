@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 import regex
@@ -59,7 +60,7 @@ class CompiledRules:
     # False once a pattern overran the Python budget (see classify): polars only from then on.
     python_ok: bool = True
     # Patterns strings built for one set of finished rules, reused for every chunk after it.
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    _cache: dict[tuple[str, frozenset[str]], str] = field(default_factory=dict, repr=False, compare=False)
 
     def prefilter_without(self, done: frozenset[str]) -> str:
         """The prefilter minus rules that need no more lines (a marker already seen, a rule whose
@@ -115,10 +116,11 @@ def _first_match(rules: list[Rule], column: str) -> pl.Expr:
     if not rules:
         return pl.lit(None, dtype=pl.String)
     col = pl.col(column)
-    chain = pl.when(col.str.contains(rules[0].pattern)).then(pl.lit(rules[0].id))
+    chain: Any = pl.when(col.str.contains(rules[0].pattern)).then(pl.lit(rules[0].id))
     for rule in rules[1:]:
         chain = chain.when(col.str.contains(rule.pattern)).then(pl.lit(rule.id))
-    return chain.otherwise(pl.lit(None, dtype=pl.String))
+    expression: pl.Expr = chain.otherwise(pl.lit(None, dtype=pl.String))
+    return expression
 
 
 def compile_rules(ruleset: RuleSet) -> CompiledRules:
@@ -208,7 +210,8 @@ def classify(frame: pl.DataFrame, compiled: CompiledRules) -> pl.DataFrame:
 
 # Below this many rows a Python loop over pre-compiled patterns beats a polars expression chain,
 # whose cost is per expression (some 120 of them, ≈ 20 ms a call), not per row. Measured with the
-# built-in rules: 10 rows 2.4 ms in Python vs 20 ms in polars, 50 rows 9 vs 20, 256 rows 40 vs 24. Python's `regex` backtracks, so that path is bounded three ways:
+# built-in rules: 10 rows 2.4 ms in Python vs 20 ms in polars, 50 rows 9 vs 20, 256 rows 40 vs 24.
+# Python's `regex` backtracks, so that path is bounded three ways:
 # only lines up to PYTHON_LINE_MAX bytes, a time budget per call (each search gets what is left
 # of it), and on the first overrun the answer comes from polars' Rust engine (linear time).
 # Both engines give the same answer: `rules check` checks every pattern in both.

@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import regex
 import tomllib
 
-from vllm_triage.errors import RuleError
-from vllm_triage.phases import PHASES
+from vllm_triage.core.errors import RuleError
+from vllm_triage.core.phases import PHASES
 from vllm_triage.resources import rules_dir
 
 KINDS = ("marker", "error", "consequence", "noise", "check")
@@ -25,6 +26,52 @@ KINDS = ("marker", "error", "consequence", "noise", "check")
 KIND_PRECEDENCE = {"noise": 0, "consequence": 1, "error": 2}
 PHASE_SOURCES = ("context", "rule")
 IMPLIES = ("", "startup", "request")
+
+
+# Names every package defines (dunders, torch's module protocol, decorators' wrappers, entry
+# points): without a file they say nothing about which step ran, so a bare frame of one of these
+# never decides a phase, and `rules check` warns when a table entry of this name has no file.
+GENERIC_FUNCTIONS = frozenset(
+    {
+        "__init__",
+        "__call__",
+        "__post_init__",
+        "__getattr__",
+        "__enter__",
+        "__exit__",
+        "__aenter__",
+        "__aexit__",
+        "<module>",
+        "<lambda>",
+        "<listcomp>",
+        "<genexpr>",
+        "<dictcomp>",
+        "forward",
+        "run",
+        "main",
+        "wrapper",
+        "inner",
+        "_wrapper",
+        "sync_wrapper",
+        "decorate_context",
+        "_call_impl",
+        "_wrapped_call_impl",
+        "run_method",
+        "execute_method",
+        "collective_rpc",
+        "load",
+        "compile",
+        "parse",
+        "validate",
+        "generate",
+        "sample",
+        "schedule",
+        "create",
+        "get_output",
+        "cleanup",
+        "shutdown",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -93,8 +140,6 @@ class RuleSet:
         """Names of shutdown frames, for callers that see function names only. Generic names
         (`shutdown`, `cleanup`) are left out: without their file they would mark any package's
         frame; analysis.callpath matches them with their file."""
-        from vllm_triage.analysis.callpath import GENERIC_FUNCTIONS
-
         return frozenset(
             h.function for h in self.frames if h.teardown and h.function not in GENERIC_FUNCTIONS
         )
@@ -198,7 +243,7 @@ def _frames_from_table(tables: list, file: str, foreign: bool = False) -> list[F
         unknown = set(table) - (_TEARDOWN_FRAME_KEYS if foreign else _FRAME_KEYS)
         if unknown:
             raise _fail(file, None, f"{kind} entry {function}: unknown field(s) {', '.join(sorted(unknown))}")
-        where = {
+        where: dict[str, Any] = {
             "file": str(table.get("file", "")),
             "versions": str(table.get("versions", "")),
             "why": str(table.get("why", "")),
@@ -225,8 +270,8 @@ def _frames_from_table(tables: list, file: str, foreign: bool = False) -> list[F
 def _parse_toml(name: str, mtime_ns: int, size: int) -> dict:
     """Parsed once per file version: every command loads the rules, and rules/ also holds the
     other commands' TOML (compat, redact, recipes…), which pure-Python tomllib parses slowly; the
-    parsed document is also kept on disk for the next run (engine/cache.py)."""
-    from vllm_triage.engine.cache import load_toml
+    parsed document is also kept on disk for the next run (core/cache.py)."""
+    from vllm_triage.core.cache import load_toml
 
     return load_toml(Path(name))
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from vllm_triage.core.errors import InputError, RuleError, clip
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
-from vllm_triage.errors import InputError, RuleError, clip
 from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches_cut
 from vllm_triage.ingest.logical import logical_lines
 from vllm_triage.ingest.sources import Source
@@ -239,7 +239,8 @@ def _contains(raw: pl.Series, pattern: str) -> pl.Series:
         return raw.str.contains(pattern)
     half = n // 2
     first, second = _POOL.map(lambda part: part.str.contains(pattern), (raw.slice(0, half), raw.slice(half)))
-    return pl.concat([first, second])
+    both: pl.Series = pl.concat([first, second])
+    return both
 
 
 def _first_marker_lines(

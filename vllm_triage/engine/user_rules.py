@@ -13,10 +13,10 @@ from pathlib import Path
 
 import tomllib
 
+from vllm_triage.core.errors import RuleError, clip
 from vllm_triage.engine import check as rule_check
 from vllm_triage.engine.matcher import compile_rules
 from vllm_triage.engine.rules import Rule, RuleSet
-from vllm_triage.errors import RuleError, clip
 
 
 def vet(extra_dirs: list[str], ruleset: RuleSet) -> None:

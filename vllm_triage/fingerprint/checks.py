@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Sourced
 from vllm_triage.fingerprint import hygiene, recipes
 from vllm_triage.fingerprint.data import CheckData
-from vllm_triage.fingerprint.model import Finding, Fingerprint
+from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.fingerprint.values import as_int, cuda_major_minor, driver_tuple, version_tuple
 from vllm_triage.fingerprint.views import first, host_driver, multi_node, parallel_gpus, visible_gpus
-from vllm_triage.provenance import Sourced
 
 BASE_FIRST = (
     "Fix base compatibility before anything else; memory, context length and caching settings do not "
@@ -59,18 +60,22 @@ def driver_vs_cuda(fp: Fingerprint, data: CheckData) -> list[Finding]:
     why = (
         f"nothing built with CUDA {major}.x runs below driver {floor}"
         if below_family
-        else f"on this driver CUDA {cuda} runs only through minor-version compatibility: the NVIDIA container "
+        else f"on this driver CUDA {cuda} runs only through minor-version compatibility: the "
+        f"NVIDIA container "
         f"toolkit refuses the image (NVIDIA_REQUIRE_CUDA=cuda>={cuda}) and PTX-compiled kernels fail"
     )
     return [
         Finding(
             "driver-too-old-for-cuda",
             "error",
-            f"The image is built for CUDA {cuda}{how}, which needs NVIDIA driver {branch} or newer ({needed}); "
-            f"the driver is {driver.value} (r{have[0]}, {scope} nvidia-smi): {why}. A host on r{have[0]} is not an "
+            f"The image is built for CUDA {cuda}{how}, which needs NVIDIA driver {branch} or newer "
+            f"({needed}); "
+            f"the driver is {driver.value} (r{have[0]}, {scope} nvidia-smi): {why}. A host on "
+            f"r{have[0]} is not an "
             f"equivalent base for a CUDA {cuda} image.",
             [driver.source, build.source],
-            f"Use an image built for the host's driver{_image_for(have, data)}, or upgrade the host driver to "
+            f"Use an image built for the host's driver{_image_for(have, data)}, or upgrade the "
+            f"host driver to "
             f"{branch}+. {BASE_FIRST}",
         )
     ]
@@ -101,7 +106,8 @@ def _cuda_vs_supported(fp: Fingerprint, cuda: str, how: str) -> list[Finding]:
             f"The image is built for CUDA {cuda}{how}, but the driver supports CUDA {found[1].value} at most "
             f"({found[0]} nvidia-smi).",
             [found[1].source, build.source],
-            f"Use an image built for CUDA {found[1].value} or older, or upgrade the host driver. {BASE_FIRST}",
+            f"Use an image built for CUDA {found[1].value} or older, or upgrade the host driver. "
+            f"{BASE_FIRST}",
         )
     ]
 
@@ -114,11 +120,14 @@ def container_driver(fp: Fingerprint, data: CheckData) -> list[Finding]:
         Finding(
             "container-driver-differs",
             "warning",
-            f"nvidia-smi inside the container reports driver {inside.value}, the host {host.value}. A container "
-            "sees the host's kernel driver; a different version means user-space driver libraries inside the image "
+            f"nvidia-smi inside the container reports driver {inside.value}, the host "
+            f"{host.value}. A container "
+            "sees the host's kernel driver; a different version means user-space driver libraries "
+            "inside the image "
             "(or compat libraries on LD_LIBRARY_PATH), or captures from different machines.",
             [host.source, inside.source],
-            "Let the NVIDIA container toolkit mount the host's driver libraries (do not install a driver in the "
+            "Let the NVIDIA container toolkit mount the host's driver libraries (do not install a "
+            "driver in the "
             "image), and take both captures on the same node for the same run.",
         )
     ]
@@ -261,10 +270,12 @@ def _occupied_snapshot(
     return Finding(
         "gpu-occupied",
         "warning",
-        f"GPU memory is already in use ({scope} nvidia-smi): {'; '.join(busy)}. If this was captured before the "
+        f"GPU memory is already in use ({scope} nvidia-smi): {'; '.join(busy)}. If this was "
+        f"captured before the "
         "server started, another workload shares these GPUs.",
         evidence,
-        "Run the trial on idle GPUs (or select other GPUs with --gpus / CUDA_VISIBLE_DEVICES). vLLM sizes its "
+        "Run the trial on idle GPUs (or select other GPUs with --gpus / CUDA_VISIBLE_DEVICES). "
+        "vLLM sizes its "
         "KV cache from gpu_memory_utilization × total memory, so memory held by others makes startup fail "
         "or vary between trials.",
     )

@@ -9,71 +9,50 @@ winner's note, and as a finding when they disagree.
 
 from __future__ import annotations
 
-import re
 from pathlib import PurePosixPath
-from types import ModuleType
 from typing import Any
 
-import tomllib
-
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance, Sourced
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint import derive
 from vllm_triage.fingerprint.data import CheckData
-from vllm_triage.fingerprint.model import Candidate, Finding, Fingerprint
+from vllm_triage.fingerprint.model import Candidate, Fingerprint
 from vllm_triage.fingerprint.values import canonical, gpu_selection, image_name, opaque
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
-from vllm_triage.ingest.roles import scope_hint
+from vllm_triage.ingest.manifest import read_manifest
 from vllm_triage.ingest.sources import Source
-from vllm_triage.parsers import (
-    collect_env,
-    container_inspect,
-    env_file,
-    launch,
-    nvidia_smi,
-    request,
-    vllm_log_config,
-)
 from vllm_triage.parsers.base import ParseResult
-from vllm_triage.provenance import Provenance, Sourced
+from vllm_triage.parsers.registry import REGISTRY
+from vllm_triage.parsers.roles import scope_hint
 
 # A vLLM log can be many GB; what it says about its own configuration is at the start.
 LOG_HEAD_BYTES = 5 * 1024 * 1024
 # Environment artefacts are small; anything bigger than this is not one and is read in part.
 ARTEFACT_MAX_BYTES = 16 * 1024 * 1024
-SCOPED_ROLES = ("nvidia_smi", "collect_env")
 # A limit reached stops the command (exit 4): skipping the member would read a different bundle.
 _LIMIT_ERRORS = ("input-too-large", "archive-too-large")
 # Roles read as one JSON document: a prefix of one is not a reading of it.
-_WHOLE_DOCUMENTS = ("container_inspect", "request")
-
-# role → parser module (each has looks_like(text) and parse(text, file[, scope])).
-_PARSERS: dict[str, ModuleType] = {
-    "vllm_log": vllm_log_config,
-    "nvidia_smi": nvidia_smi,
-    "collect_env": collect_env,
-    "container_inspect": container_inspect,
-    "launch_command": launch,
-    "environment": env_file,
-    "request": request,
-}
+_WHOLE_DOCUMENTS = (Role.CONTAINER_INSPECT, Role.REQUEST)
 
 # Who wins, by name prefix (first listed wins); roles not listed rank after, in _DEFAULT_ORDER.
 _PRECEDENCE: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("arg.", ("vllm_log", "container_inspect", "launch_command")),
-    ("env.", ("container_inspect", "environment", "launch_command", "collect_env")),
-    ("image.", ("container_inspect", "launch_command")),
-    ("container.", ("container_inspect", "nvidia_smi", "collect_env", "launch_command")),
-    ("launcher", ("launch_command", "container_inspect")),
-    ("vllm.", ("vllm_log", "collect_env")),
+    ("arg.", (Role.VLLM_LOG, Role.CONTAINER_INSPECT, Role.LAUNCH_COMMAND)),
+    ("env.", (Role.CONTAINER_INSPECT, Role.ENVIRONMENT, Role.LAUNCH_COMMAND, Role.COLLECT_ENV)),
+    ("image.", (Role.CONTAINER_INSPECT, Role.LAUNCH_COMMAND)),
+    ("container.", (Role.CONTAINER_INSPECT, Role.NVIDIA_SMI, Role.COLLECT_ENV, Role.LAUNCH_COMMAND)),
+    ("launcher", (Role.LAUNCH_COMMAND, Role.CONTAINER_INSPECT)),
+    ("vllm.", (Role.VLLM_LOG, Role.COLLECT_ENV)),
 )
 _DEFAULT_ORDER = (
-    "vllm_log",
-    "container_inspect",
-    "nvidia_smi",
-    "collect_env",
-    "launch_command",
-    "environment",
-    "request",
+    Role.VLLM_LOG,
+    Role.CONTAINER_INSPECT,
+    Role.NVIDIA_SMI,
+    Role.COLLECT_ENV,
+    Role.LAUNCH_COMMAND,
+    Role.ENVIRONMENT,
+    Role.REQUEST,
 )
 # Values that change from one snapshot to the next, or between shells: two readings that differ
 # are no conflict.
@@ -104,12 +83,14 @@ def combine(sources: list[Source], data: CheckData) -> Fingerprint:
     readings: list[tuple[str, ParseResult]] = []
     unscoped: list[str] = []  # GPU views that nothing places on the host or in the container
     for source in sources:
-        role = source.role or "unknown"
-        if role == "manifest":
-            fingerprint.inputs.append({"path": source.name, "role": role, "scope": None, "kind": "manifest"})
+        role = source.role or Role.UNKNOWN
+        if role == Role.MANIFEST:
+            fingerprint.inputs.append(
+                {"path": source.name, "role": role, "scope": None, "kind": Role.MANIFEST}
+            )
             readings.append((role, _read_manifest(source)))
             continue
-        if role not in _PARSERS and len(sources) == 1:
+        if REGISTRY.get(role) is None and len(sources) == 1:
             check_text(source.head(SNIFF_BYTES), source.name)  # empty or binary: say that, not "unknown"
             raise InputError(
                 "not-an-artefact",
@@ -117,14 +98,16 @@ def combine(sources: list[Source], data: CheckData) -> Fingerprint:
                 "give nvidia-smi output, docker/podman inspect JSON, a launch command, collect_env output, "
                 "an env file, a request, or a vLLM log",
             )
-        if role not in _PARSERS:
+        if REGISTRY.get(role) is None:
             fingerprint.notes.append(f"{source.name}: not recognised as an environment artefact; skipped")
-            fingerprint.inputs.append({"path": source.name, "role": "unknown", "scope": None, "kind": None})
+            fingerprint.inputs.append(
+                {"path": source.name, "role": Role.UNKNOWN, "scope": None, "kind": None}
+            )
             continue
         role, result, scope = _read_one(source, role, fingerprint, len(sources) == 1, unscoped)
         fingerprint.inputs.append({"path": source.name, "role": role, "scope": scope, "kind": result.kind})
         readings.append((role, result))
-    if not any(role != "manifest" for role, _ in readings):
+    if not any(role != Role.MANIFEST for role, _ in readings):
         raise InputError(
             "no-artefact",
             "nothing in the input is an environment artefact (nvidia-smi, inspect JSON, launch command, "
@@ -146,7 +129,7 @@ def _read_one(
 ) -> tuple[str, ParseResult, str | None]:
     """Read and parse one source; returns the role it was read as, the result and its scope."""
     try:
-        limit = LOG_HEAD_BYTES if role == "vllm_log" else ARTEFACT_MAX_BYTES
+        limit = LOG_HEAD_BYTES if role == Role.VLLM_LOG else ARTEFACT_MAX_BYTES
         text, cut = read_text(source, limit)
     except InputError as exc:
         if lone or exc.problem_id in _LIMIT_ERRORS:
@@ -170,8 +153,9 @@ def _read_one(
     except Exception as exc:  # parsers promise not to raise; a bug in one must not lose the rest
         fingerprint.notes.append(f"{source.name}: could not be read ({type(exc).__name__}: {exc})")
         return role, ParseResult(kind="unreadable"), None
-    if role in _PAIRED:
-        _add_embedded(result, _PAIRED[role], text, source.name, scope)
+    paired = _PAIRED.get(Role(role)) if role in Role._value2member_map_ else None
+    if paired is not None:
+        _add_embedded(result, paired, text, source.name, scope)
     if _empty(result):
         second = _second_opinion(text, source.name, role, scope)
         if second is not None:
@@ -179,11 +163,11 @@ def _read_one(
                 f"{source.name}: sniffed as {role} but read nothing as that; read as {second[0]}"
             )
             role, result = second
-    if role not in SCOPED_ROLES:
+    if not REGISTRY[role].scoped:
         scope = None
     elif scope is None:
         unscoped.append(source.name)
-    if role == "nvidia_smi" and any(p.id == "nvidia-smi-no-devices" for p in result.problems):
+    if role == Role.NVIDIA_SMI and any(p.id == "nvidia-smi-no-devices" for p in result.problems):
         # "No devices were found" is a reading: this view has zero GPUs.
         where = result.problems[0].evidence[0] if result.problems[0].evidence else Provenance(source.name)
         result.facts.setdefault(
@@ -197,8 +181,7 @@ def _read_one(
 
 
 def _parse(role: str, text: str, name: str, scope: str | None) -> ParseResult:
-    module = _PARSERS[role]
-    return module.parse(text, name, scope or "gpu") if role in SCOPED_ROLES else module.parse(text, name)
+    return REGISTRY[role].read(text, name, scope)
 
 
 def _empty(result: ParseResult) -> bool:
@@ -207,13 +190,12 @@ def _empty(result: ParseResult) -> bool:
 
 # An issue paste often holds the collect_env output and the log in one file: whichever the file
 # was sniffed as, the other is read too (values already read win where they overlap).
-_PAIRED = {"vllm_log": "collect_env", "collect_env": "vllm_log"}
+_PAIRED = {Role.VLLM_LOG: Role.COLLECT_ENV, Role.COLLECT_ENV: Role.VLLM_LOG}
 
 
 def _add_embedded(result: ParseResult, other: str, text: str, name: str, scope: str | None) -> None:
-    module = _PARSERS[other]
     try:
-        if module.looks_like(text):
+        if REGISTRY[other].looks_like(text):
             result.merge(_parse(other, text, name, scope))
     except Exception:  # the embedded part is a bonus; the file was read already
         return
@@ -222,11 +204,12 @@ def _add_embedded(result: ParseResult, other: str, text: str, name: str, scope: 
 def _second_opinion(text: str, name: str, role: str, scope: str | None) -> tuple[str, ParseResult] | None:
     """The sniffed role read nothing: ask the other parsers that claim the text (sniffing looks at
     the first 64 KiB and stops at the first claim; a parser reads the whole text)."""
-    for other, module in _PARSERS.items():
-        if other in (role, "vllm_log"):
+    for found in REGISTRY.formats():
+        other = found.role
+        if other in (role, Role.VLLM_LOG):
             continue
         try:
-            if not module.looks_like(text):
+            if not found.looks_like(text):
                 continue
             result = _parse(other, text, name, scope)
         except Exception:  # a second opinion that fails is no opinion
@@ -237,21 +220,21 @@ def _second_opinion(text: str, name: str, role: str, scope: str | None) -> tuple
 
 
 def _read_manifest(source: Source) -> ParseResult:
-    """Run metadata from bundle.toml: top-level keys or a [run] table (roles.py read its [[file]] list)."""
+    """Run metadata from bundle.toml: top-level keys or a [run] table (parsers/roles.py read its
+    [[file]] list)."""
     result = ParseResult(kind="manifest")
     try:
-        text, _ = read_text(source, ARTEFACT_MAX_BYTES)
-        document = tomllib.loads(text)
-    except (InputError, tomllib.TOMLDecodeError):
-        return result  # roles.py already reported a manifest that does not parse
-    table = document.get("run") if isinstance(document.get("run"), dict) else document
-    lines = text.splitlines()
+        manifest = read_manifest(source)
+    except InputError:
+        return result  # role assignment already reported a manifest that does not parse
+    document = manifest.document
+    run = document.get("run")
+    table: dict[str, Any] = run if isinstance(run, dict) else document
     for key, (kind, name) in _MANIFEST_KEYS.items():
         value = table.get(key)
         if value is None or isinstance(value, (dict, list)):
             continue
-        line = next((n for n, raw in enumerate(lines, 1) if re.match(rf"\s*{key}\s*=", raw)), None)
-        (result.knob if kind == "knob" else result.fact)(name, str(value), source.name, line)
+        (result.knob if kind == "knob" else result.fact)(name, str(value), source.name, manifest.line_of(key))
     return result
 
 
@@ -273,7 +256,8 @@ def _scope_unknown(files: list[str]) -> Finding:
     return Finding(
         "gpu-scope-unstated",
         "info",
-        f"Nothing says whether {names} {'was' if len(files) == 1 else 'were'} taken on the host or inside the "
+        f"Nothing says whether {names} {'was' if len(files) == 1 else 'were'} taken on the host or "
+        f"inside the "
         "container, so those GPU values are under gpu.* and are compared with neither.",
         [Provenance(f) for f in files],
         "Name the files …-host.txt / …-container.txt, or declare them in bundle.toml "
@@ -305,7 +289,7 @@ def _merge(fingerprint: Fingerprint, readings: list[tuple[str, ParseResult]]) ->
             note = f"{sourced.note}; also {also}" if sourced.note else f"also {also}"
             sourced = Sourced(sourced.value, sourced.source, note)
             for other in others:
-                if name.startswith("arg.") and winner.role == "vllm_log":
+                if name.startswith("arg.") and winner.role == Role.VLLM_LOG:
                     differing_args.append((name, winner, other))
                 elif not _volatile(name):
                     fingerprint.findings.append(_conflict(name, winner, other))
@@ -327,7 +311,7 @@ def _differs(name: str, a: Any, b: Any) -> bool:
             return str(sa) != str(sb)
     if name == "image.ref":
         return image_name(a) != image_name(b)
-    return canonical(a) != canonical(b)
+    return bool(canonical(a) != canonical(b))
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -340,7 +324,8 @@ def _conflict(name: str, winner: Candidate, other: Candidate) -> Finding:
         "value-conflict",
         "info",
         f"{name}: {_short(winner.sourced.value)} ({winner.role}, {winner.sourced.source}) but "
-        f"{_short(other.sourced.value)} ({other.role}, {other.sourced.source}); the {winner.role} value is used",
+        f"{_short(other.sourced.value)} ({other.role}, {other.sourced.source}); the {winner.role} "
+        f"value is used",
         [winner.sourced.source, other.sourced.source],
         "Check that these artefacts come from the same run; collect them together (one bundle per trial).",
     )

@@ -2,8 +2,9 @@
 
 These tables sit beside the log rules but are not `[[rule]]` tables, so the rule engine ignores
 them; this module reads them, and only from those two folders (of the built-in rules and of each
---rules directory), so data for other concerns never gets in the way. Like the engine it is strict: an unknown field or a missing one is a
-RuleError naming the file, so a typo in the data never silently disables a check.
+--rules directory), so data for other concerns never gets in the way. Like the engine it is strict:
+an unknown field or a missing one is a RuleError naming the file, so a typo in the data never
+silently disables a check.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from vllm_triage.datatables import array_tables, fail, read_toml, with_extra_dirs
+from vllm_triage.core.tables import array_tables, fail, read_toml, with_extra_dirs
 from vllm_triage.fingerprint.values import version_tuple
 from vllm_triage.resources import rules_dir
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
+from vllm_triage.core.provenance import Sourced
 from vllm_triage.fingerprint.data import CheckData
 from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.fingerprint.values import cuda_major_minor, gpu_selection, version_tuple
-from vllm_triage.provenance import Sourced
 
 # Notes of container.gpus that mean its bare numbers are device ids, not a count.
 _ID_NOTES = re.compile(r"VISIBLE_DEVICES|DeviceIDs|CDI|HostConfig\.Devices|CreateCommand --device", re.I)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance, Sourced
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint.data import CheckData, DebugVariable
 from vllm_triage.fingerprint.derive import split_image
-from vllm_triage.fingerprint.model import Finding, Fingerprint
+from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.fingerprint.values import as_bool, version_tuple
 from vllm_triage.fingerprint.views import vllm_version
-from vllm_triage.provenance import Provenance, Sourced
 
 ONE_CHANGE = "Remove it from the baseline; add it back only in a trial that changes that one thing."
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
@@ -25,7 +27,7 @@ def _env(fp: Fingerprint) -> list[tuple[str, Sourced]]:
 
 def _set_by_vllm(fp: Fingerprint, variable: DebugVariable, name: str) -> bool:
     """Only collect_env shows it, from a vLLM release that sets it itself at import."""
-    if variable.set_by_vllm is None or fp.roles_of(f"env.{name}") != {"collect_env"}:
+    if variable.set_by_vllm is None or fp.roles_of(f"env.{name}") != {Role.COLLECT_ENV}:
         return False
     version = version_tuple(fp.value("vllm.version", ""))
     low, high = (version_tuple(v) or () for v in variable.set_by_vllm)
@@ -42,7 +44,8 @@ def debug_variables(fp: Fingerprint, data: CheckData) -> list[Finding]:
             Finding(
                 "debug-variable-set",
                 variable.severity,
-                f"{name}={value.value} is set ({value.source}): {variable.effect}. In a baseline meant to check the "
+                f"{name}={value.value} is set ({value.source}): {variable.effect}. In a baseline "
+                f"meant to check the "
                 "driver, CUDA or the weights it changes what is measured.",
                 [value.source],
                 ONE_CHANGE,
@@ -55,7 +58,8 @@ def prefix_caching(fp: Fingerprint, data: CheckData) -> list[Finding]:
     explicit = fp.get("arg.enable_prefix_caching")
     flag = as_bool(explicit.value) if explicit is not None else None
     advice = (
-        "Keep prefix caching off (--no-enable-prefix-caching) while the base (driver, CUDA, weights, a minimal "
+        "Keep prefix caching off (--no-enable-prefix-caching) while the base (driver, CUDA, "
+        "weights, a minimal "
         "start, one request) is being checked; turn it on as its own trial."
     )
     if flag is False:
@@ -124,7 +128,7 @@ def nccl_inherited(fp: Fingerprint, data: CheckData) -> list[Finding]:
         prefix = next(
             (p for p, ignore in data.inherited_prefixes if name.startswith(p) and name not in ignore), None
         )
-        if prefix is None or "launch_command" in fp.roles_of(f"env.{name}"):
+        if prefix is None or Role.LAUNCH_COMMAND in fp.roles_of(f"env.{name}"):
             continue
         if PurePosixPath(value.source.file.replace("!", "/")).name in env_files:
             continue  # from the file the launch passes with --env-file: set by the launch
@@ -142,10 +146,12 @@ def nccl_inherited(fp: Fingerprint, data: CheckData) -> list[Finding]:
         Finding(
             "nccl-inherited",
             "warning" if launched else "info",
-            f"NCCL settings inherited from the environment: {listed}; {against}. A cluster's or an image's NCCL_* "
+            f"NCCL settings inherited from the environment: {listed}; {against}. A cluster's or an "
+            f"image's NCCL_* "
             "variables change communication without appearing in the command.",
             [value.source for _, value in rows],
-            "Record them in the launch command (or unset them) so the next trial runs with the same NCCL settings.",
+            "Record them in the launch command (or unset them) so the next trial runs with the "
+            "same NCCL settings.",
         )
     ]
 
@@ -169,7 +175,8 @@ def mutable_image(fp: Fingerprint, data: CheckData) -> list[Finding]:
             "info" if image_id is not None else rule.severity,
             f"The image {ref.value} is referenced by the tag {shown!r} without a digest: {rule.why}.{pinned}",
             [ref.source] + ([image_id.source] if image_id is not None else []),
-            "Pin the image by digest (repository@sha256:…; `docker inspect --format '{{index .RepoDigests 0}}' "
+            "Pin the image by digest (repository@sha256:…; `docker inspect --format '{{index "
+            ".RepoDigests 0}}' "
             "IMAGE` prints it) so every trial runs the same image.",
         )
     ]
@@ -194,7 +201,8 @@ def mutable_model(fp: Fingerprint, data: CheckData) -> list[Finding]:
             f"The model {model.value} is a Hub repository given without --revision: its weights, config and "
             f"tokenizer are whatever the branch holds when the server starts{remote}.",
             [model.source],
-            "Pin it with --revision <commit sha> (and --code-revision with --trust-remote-code), or serve a local "
+            "Pin it with --revision <commit sha> (and --code-revision with --trust-remote-code), "
+            "or serve a local "
             "snapshot path.",
         )
     ]

@@ -5,13 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.parsers.base import Problem
-from vllm_triage.provenance import Provenance, Sourced
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance, Sourced
 
 SCHEMA = "vllm-triage.fingerprint/1"
-
-# A finding has the shape of a parser's Problem (id, severity, message, evidence, advice).
-Finding = Problem
 
 
 @dataclass(frozen=True)

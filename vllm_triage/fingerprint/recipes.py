@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.fingerprint.data import CheckData, Recipe
-from vllm_triage.fingerprint.model import Finding, Fingerprint
+from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.fingerprint.values import canonical, cuda_major_minor, driver_tuple, version_tuple
 from vllm_triage.fingerprint.views import (
     SERVER_VIEW,
@@ -19,7 +21,6 @@ from vllm_triage.fingerprint.views import (
     visible_gpus,
     vllm_version,
 )
-from vllm_triage.provenance import Provenance
 
 
 @dataclass
@@ -54,7 +55,8 @@ def check_recipes(fp: Fingerprint, data: CheckData) -> list[Finding]:
                 f"{model.value} is served differently from {recipe.name}'s published recipe: "
                 f"{'; '.join(verdict.unmet)}.{unchecked}",
                 [model.source, *verdict.evidence],
-                f"Start from the recipe as published ({recipe.ref or recipe.file}) and change one thing per trial.",
+                f"Start from the recipe as published ({recipe.ref or recipe.file}) and change one "
+                f"thing per trial.",
             )
         )
     return findings

@@ -104,13 +104,14 @@ def canonical(value: Any) -> Any:
 
 
 def same(a: Any, b: Any) -> bool:
-    return canonical(a) == canonical(b)
+    return bool(canonical(a) == canonical(b))
 
 
 # Python object reprs in a log's `non-default args`: `<function … at 0x…>`, `<CompilationMode.X: 3>`.
 # Narrower than "anything in angle brackets": NVIDIA_REQUIRE_CUDA holds `driver<536 brand=…,driver>=550`.
 _OPAQUE = re.compile(
-    r"<(?:function|bound method|built-in|class|module|lambda)\b|<[\w.]+ object at 0x|<[A-Za-z_]\w*\.\w+: [^<>]*>"
+    r"<(?:function|bound method|built-in|class|module|lambda)\b|<[\w.]+ object at "
+    r"0x|<[A-Za-z_]\w*\.\w+: [^<>]*>"
 )
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from vllm_triage.core.provenance import Provenance, Sourced
 from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.fingerprint.values import as_bool, as_int, visible_devices_count
-from vllm_triage.provenance import Provenance, Sourced
 
 # Scopes whose nvidia-smi tells what the server could see, best first.
 SERVER_VIEW = ("container", "gpu", "host")

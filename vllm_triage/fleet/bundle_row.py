@@ -12,15 +12,16 @@ import copy
 import json
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
-from vllm_triage.compare.signature import normalise, signature, signature_hash
-from vllm_triage.errors import TriageError
-from vllm_triage.fleet import known_issues
+from vllm_triage.analysis import known_issues
+from vllm_triage.analysis.signature import normalise, signature, signature_hash
+from vllm_triage.core.errors import TriageError
 from vllm_triage.fleet.bundles import BundleRef, content_hash, is_archive, mtime
 
 if TYPE_CHECKING:
@@ -101,12 +102,11 @@ def _analyse(
     ref: BundleRef, run: dict[str, Any], rule_dirs: list[str], compiled: CompiledRules | None
 ) -> BundleRows:
     from vllm_triage.pipeline import triage
-    from vllm_triage.render.triage_json import triage_to_json
 
     # A shallow copy per bundle: the matcher may keep per-run state on the object (which engine
     # a pattern runs in after an overrun), and one bundle's state must not leak into the next.
     result = triage([ref.path], rule_dirs, compiled=copy.copy(compiled) if compiled else None)
-    triaged = triage_to_json(result)
+    triaged = result.to_json()
     if result.fingerprint is not None:  # read with the triage: the bundle is not gathered twice
         fingerprint, fp_error = result.fingerprint.to_json(), None
     else:
@@ -199,23 +199,22 @@ def _fingerprint(path: str, rule_dirs: list[str]) -> tuple[dict[str, Any], str |
 
 def _manifest_run(ref: BundleRef) -> dict[str, Any]:
     """The `[run]` table of the bundle's bundle.toml (label, node, started), or {}."""
-    from vllm_triage.ingest.roles import read_manifest
+    from vllm_triage.ingest.manifest import MANIFEST_NAME, is_manifest, read_manifest
     from vllm_triage.ingest.sources import collect
 
     if ref.kind == "file":
         return {}
     if ref.kind == "folder":
-        manifest = Path(ref.path) / "bundle.toml"
+        manifest = Path(ref.path) / MANIFEST_NAME
         if not manifest.is_file():
             return {}
     for source in collect([ref.path]):
-        if PurePosixPath(source.name.replace("!", "/")).name == "bundle.toml":
-            run = read_manifest(source).get("run", {})
-            return run if isinstance(run, dict) else {}
+        if is_manifest(source.name):
+            return read_manifest(source).run()
     return {}
 
 
-def _lookup(fingerprint: dict[str, Any]):
+def _lookup(fingerprint: dict[str, Any]) -> Callable[..., Any]:
     knobs, facts = fingerprint.get("knobs", {}), fingerprint.get("facts", {})
 
     def value(*names: str) -> Any:
@@ -286,7 +285,9 @@ def _started(run: dict[str, Any], given: Any, ref: BundleRef, source: str = "man
             newest = mtime(ref)
         except OSError:
             newest = None
-        when, source = (datetime.fromtimestamp(newest, timezone.utc), "mtime") if newest else (None, None)
+        when = datetime.fromtimestamp(newest, timezone.utc) if newest else None
+        run["started_at"], run["started_source"] = when, "mtime" if newest else None
+        return
     run["started_at"], run["started_source"] = when, source
 
 

@@ -18,13 +18,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
+from vllm_triage.ingest.manifest import MANIFEST_NAME
 from vllm_triage.ingest.readers import open_regular
-from vllm_triage.ingest.roles import name_hint, sniff_text
+from vllm_triage.parsers.roles import name_hint, sniff_text
 
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".txz", ".zip")
-MANIFEST = "bundle.toml"
 # The same files ingest skips when it reads a folder (vllm_triage/ingest/sources.py): they are never
 # artefacts, and including them would make a run id change when an editor touches a folder.
 SKIP_DIRS = {".git", "__pycache__", ".venv", "node_modules"}
@@ -70,7 +70,7 @@ def _walk(folder: Path) -> list[BundleRef]:
         raise InputError("unreadable-path", f"cannot read folder {folder}: {exc.strerror or exc}") from exc
     files = [Path(e.path) for e in entries if e.is_file(follow_symlinks=False) and e.name not in SKIP_NAMES]
     dirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False) and e.name not in SKIP_DIRS]
-    if any(f.name == MANIFEST for f in files):
+    if any(f.name == MANIFEST_NAME for f in files):
         return [BundleRef(str(folder), "folder")]
     plain = [f for f in files if not is_archive(f)]
     logs = _logs_among(plain)

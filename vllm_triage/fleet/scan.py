@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.fleet import store
 from vllm_triage.fleet.bundle_row import BundleRows, bundle_rows
 from vllm_triage.fleet.bundles import BundleRef, content_hash, discover, stat_key
@@ -145,7 +145,7 @@ def _preflight(rule_dirs: tuple[str, ...]) -> CompiledRules:
     """Rules and catalogue must load before any bundle is analysed: a broken rule file would
     otherwise be recorded as a thousand failed runs, and those would be skipped as unchanged by
     the next scan. Raises RuleError (exit 4). Returns the compiled rules (for jobs=1)."""
-    from vllm_triage.fleet import known_issues
+    from vllm_triage.analysis import known_issues
     from vllm_triage.pipeline import load_rules
 
     compiled = load_rules(list(rule_dirs))
@@ -176,7 +176,15 @@ def _changed(
     return changed, keys
 
 
-def _new_content(changed, keys, manifest, force, stats, pool, progress) -> list[tuple[BundleRef, str | None]]:
+def _new_content(
+    changed: list[BundleRef],
+    keys: dict[str, Any],
+    manifest: dict[str, Any],
+    force: bool,
+    stats: Any,
+    pool: Any,
+    progress: Progress | None,
+) -> list[tuple[BundleRef, str | None]]:
     """Hash the changed bundles (in parallel: hashing reads every byte) and drop known content."""
     todo: list[tuple[BundleRef, str | None]] = []
     this_scan: set[str] = set()
@@ -216,7 +224,9 @@ class _Book:
 Task = tuple  # (BundleRef, rule_dirs, run_id | None, scan_id, scanned_at): small, pickled per bundle
 
 
-def _tasks(todo, rule_dirs: tuple[str, ...], scan_id: str, scanned_at: datetime) -> list[Task]:
+def _tasks(
+    todo: list[tuple[BundleRef, str | None]], rule_dirs: tuple[str, ...], scan_id: str, scanned_at: datetime
+) -> list[Task]:
     return [(ref, tuple(rule_dirs), run_id, scan_id, scanned_at) for ref, run_id in todo]
 
 
@@ -231,7 +241,7 @@ def write_rows(out: Path, scan_id: str, part: int, results: list[BundleRows]) ->
     return names
 
 
-def _analyse(tasks: list[Task], book: _Book, pool, progress: Progress | None, batch_runs: int) -> None:
+def _analyse(tasks: list[Task], book: _Book, pool: Any, progress: Progress | None, batch_runs: int) -> None:
     batch: list[BundleRows] = []
     part = 0
     for task, rows in zip(tasks, _map(pool, _rows_one, tasks), strict=True):
@@ -263,7 +273,7 @@ _WORKER_RULES: dict[tuple[str, ...], CompiledRules] = {}
 def _init_worker(rule_dirs: tuple[str, ...]) -> None:
     """Runs once in each pool process before its first task: imports, rules, the known-issue
     catalogue, so no bundle pays for them."""
-    from vllm_triage.fleet import known_issues
+    from vllm_triage.analysis import known_issues
     from vllm_triage.pipeline import load_rules
 
     _WORKER_RULES[rule_dirs] = load_rules(list(rule_dirs))
@@ -285,7 +295,7 @@ def _rows_one(task: Task) -> BundleRows:
 class _Inline:
     """jobs=1: run in this process (no pickling, debuggable, and tests can count calls)."""
 
-    def map(self, fn, items, chunksize: int = 1) -> Iterator:
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], chunksize: int = 1) -> Iterator[Any]:
         return map(fn, items)
 
 

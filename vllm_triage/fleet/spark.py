@@ -25,7 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from vllm_triage.errors import EXIT_INPUT, TriageError
+from vllm_triage.core.errors import ExitCode, TriageError
 from vllm_triage.fleet.bundle_row import BundleRows
 
 # Partitions per core for the analysis map: enough that a slow partition does not leave the
@@ -34,7 +34,7 @@ PARTITIONS_PER_CORE = 4
 
 
 class SparkUnavailable(TriageError):
-    exit_code = EXIT_INPUT
+    exit_code = ExitCode.INPUT
     problem_id = "spark-unavailable"
 
 
@@ -105,7 +105,8 @@ class SparkEngine:
             return []
         context = self._context()
         slices = min(len(items), PARTITIONS_PER_CORE * context.defaultParallelism)
-        return context.parallelize(items, slices).map(fn).collect()
+        results: list[Any] = context.parallelize(items, slices).map(fn).collect()
+        return results
 
     def analyse(self, tasks: list[tuple], out: Path, batch_runs: int) -> Iterator[tuple[list, list[str]]]:
         """Per partition: ([(path, run id, status)…], part files written). Each partition holds at

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from vllm_triage.errors import InputError, TriageError
+from vllm_triage.core.errors import ExitCode, InputError, TriageError
 from vllm_triage.fleet.schema import SCHEMA_VERSION, TABLES, to_table
 
 MANIFEST = "manifest.json"
@@ -29,7 +29,7 @@ LOCK = ".scan.lock"
 
 
 class FleetLocked(TriageError):
-    exit_code = 4
+    exit_code = ExitCode.INPUT
     problem_id = "fleet-dir-locked"
 
 
@@ -47,7 +47,7 @@ def load_manifest(out: Path) -> dict[str, Any]:
     if not path.exists():
         return empty_manifest()
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError("bad-fleet-manifest", f"{path} cannot be read ({exc})") from exc
     if manifest.get("schema") != MANIFEST_SCHEMA:

@@ -8,10 +8,13 @@ bundle's mtime — `started_source` says which), or at its scan when none is kno
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vllm_triage.errors import InputError
-from vllm_triage.fleet import known_issues
+if TYPE_CHECKING:  # polars is imported where it is used (start-up time)
+    import polars as pl
+
+from vllm_triage.analysis import known_issues
+from vllm_triage.core.errors import InputError
 from vllm_triage.fleet.store import read_tables
 
 SUMMARY_SCHEMA = "vllm-triage.fleet-summary/1"
@@ -73,7 +76,7 @@ def summarise(
     return result
 
 
-def _totals(runs) -> dict[str, Any]:
+def _totals(runs: pl.DataFrame) -> dict[str, Any]:
     import polars as pl
 
     counts = dict(runs.group_by("verdict").len().iter_rows())
@@ -89,7 +92,7 @@ def _totals(runs) -> dict[str, Any]:
     }
 
 
-def _signatures(failed) -> list[dict[str, Any]]:
+def _signatures(failed: pl.DataFrame) -> list[dict[str, Any]]:
     """One entry per normalised signature: counts, first/last seen, where it appears."""
     import polars as pl
 
@@ -144,10 +147,10 @@ def _known_issue(row: dict[str, Any]) -> dict[str, Any] | None:
     return best
 
 
-def _groups(runs, column: str) -> list[dict[str, Any]]:
+def _groups(runs: pl.DataFrame, column: str) -> list[dict[str, Any]]:
     import polars as pl
 
-    return (
+    groups: list[dict[str, Any]] = (
         runs.with_columns(pl.col(column).fill_null("(unknown)").alias("key"))
         .group_by("key")
         .agg(
@@ -162,11 +165,4 @@ def _groups(runs, column: str) -> list[dict[str, Any]]:
         .sort(["failed", "runs", "key"], descending=[True, True, False])
         .to_dicts()
     )
-
-
-def render(summary: dict[str, Any], fmt: str) -> str:
-    """text | md (jinja2 templates in reports/); json is the dict itself."""
-    from vllm_triage.render.templates import render as render_template
-
-    template = {"text": "fleet.txt.j2", "md": "fleet.md.j2"}[fmt]
-    return render_template(template, s=summary, max_listed=MAX_LISTED)
+    return groups

@@ -19,7 +19,7 @@ import zlib
 from pathlib import PurePosixPath
 from typing import BinaryIO
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.limits import LIMITS, RATIO_SLACK, human
 from vllm_triage.ingest.readers import Bounded, Budget, Opener, maybe_gunzip
 from vllm_triage.ingest.skips import Skipped
@@ -65,7 +65,7 @@ def tar_members(name: str, opener: Opener, skipped: list[Skipped]) -> list[Membe
     budget = Budget(name, LIMITS.max_input, "archive-too-large")
     cache: dict[int, bytes] = {}
     try:
-        with tarfile.open(fileobj=opener(), mode="r:*") as tar:  # type: ignore[call-overload]
+        with tarfile.open(fileobj=opener(), mode="r:*") as tar:
             infos = _list_tar(name, tar, budget, cache)
     except InputError:
         raise
@@ -82,7 +82,7 @@ def tar_members(name: str, opener: Opener, skipped: list[Skipped]) -> list[Membe
             key = f"{info.name}\0{info.offset}"  # unique even when a name repeats
             if info.offset in cache:
                 return maybe_gunzip(io.BytesIO(cache[info.offset]), budget, key)
-            tar = tarfile.open(fileobj=opener(), mode="r:*")  # type: ignore[call-overload]  # noqa: SIM115
+            tar = tarfile.open(fileobj=opener(), mode="r:*")  # noqa: SIM115
             extracted = tar.extractfile(info)
             if extracted is None:  # pragma: no cover - only regular files are listed
                 tar.close()
@@ -132,7 +132,7 @@ def _list_tar(
 
 def looks_like_tar(opener: Opener) -> bool:
     try:
-        with tarfile.open(fileobj=opener(), mode="r:*") as tar:  # type: ignore[call-overload]
+        with tarfile.open(fileobj=opener(), mode="r:*") as tar:
             return tar.next() is not None
     except (*_CORRUPT, InputError):
         return False

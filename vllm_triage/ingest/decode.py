@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 import polars as pl
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.limits import LIMITS
 
 CHUNK_BYTES = 16 * 1024 * 1024

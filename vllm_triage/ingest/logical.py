@@ -12,9 +12,9 @@ The joined line goes on one row of its group and the others are left blank, so e
 its number in the file as given; which row is chosen keeps a traceback's shape: a frame's source
 line sits right under its frame (the group's first row), anything else right above what follows it
 (the last row: a headline above its traceback, a frame above its source line). CR-only files are
-counted with `\\r` as the line break, as editors show them. A wrapped piece never starts a new record: a line that
-opens with a logger or process prefix, a traceback header, a frame or an exception name is not
-joined to the one before it.
+counted with `\\r` as the line break, as editors show them. A wrapped piece never starts a new
+record: a line that opens with a logger or process prefix, a traceback header, a frame or an
+exception name is not joined to the one before it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ _PROGRESS = re.compile(r"\d{1,3}%(?:\s*Completed)?\s*\||\|\s*\d+/\d+\s*\[|\d+/\d
 _CRI = re.compile(r"^(?P<ts>\S+) (?P<stream>stdout|stderr) (?P<tag>[PF]) (?P<body>.*)$")
 _BOX_ROW = re.compile(r"^(?P<lead>\s*)(?P<left>[│┃║]) (?P<inner>.*) (?P<right>[│┃║])\s*$")
 _NEW_RECORD = re.compile(
-    rf"^(?:\S+ )?(?:{prefixes.LOGGER_HEAD})|^{prefixes.PROCESS_HEAD}|^{prefixes.RANK_HEAD}|^{prefixes.UVICORN_HEAD}"
+    rf"^(?:\S+ "
+    rf")?(?:{prefixes.LOGGER_HEAD})|^{prefixes.PROCESS_HEAD}|^{prefixes.RANK_HEAD}|^{prefixes.UVICORN_HEAD}"
     r"|^Traceback \(most recent call last\)|^File \"|^During handling of|^The above exception|^Process \w+:$"
     r"|^[\w.]*(?:Error|Exception|Warning|Exit|Interrupt)\b|^\S+\.py:\d+: \w*Warning"
 )

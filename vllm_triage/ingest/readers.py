@@ -16,9 +16,9 @@ import stat
 import sys
 import tempfile
 from collections.abc import Callable
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.ingest.limits import LIMITS, RATIO_SLACK, human
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -176,12 +176,15 @@ def maybe_gunzip(stream: BinaryIO, budget: Budget, key: str) -> BinaryIO:
     bundle), and counted against the budget either way."""
     magic = stream.read(2)
     if magic != GZIP_MAGIC and _rewound(stream, len(magic)):
-        return Bounded(stream, budget, key)  # the plain case reads the file object directly
+        # the plain case reads the file object directly
+        return cast(BinaryIO, Bounded(stream, budget, key))
     rest = _Prefixed(magic, stream)
+    # The io.RawIOBase wrappers are read as binary streams (typing.BinaryIO is a protocol they
+    # do not declare): cast where they leave this module.
     if magic == GZIP_MAGIC:
-        inflated = gzip.GzipFile(fileobj=rest)  # type: ignore[arg-type]
-        return _Inflating(inflated, budget, key + "!gunzip", rest)  # type: ignore[arg-type]
-    return Bounded(rest, budget, key)  # type: ignore[arg-type]
+        inflated = gzip.GzipFile(fileobj=rest)
+        return cast(BinaryIO, _Inflating(cast(BinaryIO, inflated), budget, key + "!gunzip", rest))
+    return cast(BinaryIO, Bounded(cast(BinaryIO, rest), budget, key))
 
 
 def _rewound(stream: BinaryIO, n: int) -> bool:
@@ -214,7 +217,8 @@ class _Inflating(Bounded):
                 if self._pos - self._nuls > ratio_limit:
                     raise InputError(
                         "archive-too-large",
-                        f"{self._budget.name}: {self._key.split(chr(0))[0].removesuffix('!gunzip')} inflates more than "
+                        f"{self._budget.name}: "
+                        f"{self._key.split(chr(0))[0].removesuffix('!gunzip')} inflates more than "
                         f"{LIMITS.max_ratio} times its compressed size (a compression bomb?)",
                         "raise --max-ratio if this is really a log",
                     )

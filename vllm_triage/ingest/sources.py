@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
 from vllm_triage.ingest import archives
 from vllm_triage.ingest.limits import LIMITS, human
 from vllm_triage.ingest.readers import (

@@ -5,7 +5,7 @@ keys are already the fingerprint contract's dotted names (`host.driver_version`,
 `env.NCCL_DEBUG`, …), each value a `Sourced` carrying the file and 1-based line it was read at.
 Parsers never print and never raise on odd input: what they cannot read goes into `notes`
 (e.g. "output cut after GPU 3: the Processes table is missing"), and outputs that *are* an error
-report (nvidia-smi "No devices were found") become `problems`.
+report (nvidia-smi "No devices were found") become `problems` (core Findings).
 """
 
 from __future__ import annotations
@@ -14,28 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance, Sourced
 from vllm_triage.ingest.prefixes import strip_ansi
-from vllm_triage.provenance import Provenance, Sourced
-
-
-@dataclass
-class Problem:
-    """A finding read directly off an artefact (e.g. nvidia-smi printing an NVML error)."""
-
-    id: str
-    severity: str  # error | warning | info
-    message: str
-    evidence: list[Provenance] = field(default_factory=list)
-    advice: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "message": self.message,
-            "evidence": [e.to_json() for e in self.evidence],
-            "advice": self.advice,
-        }
 
 
 @dataclass
@@ -44,7 +25,7 @@ class ParseResult:
     knobs: dict[str, Sourced] = field(default_factory=dict)
     facts: dict[str, Sourced] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Finding] = field(default_factory=list)
 
     def knob(self, name: str, value: Any, file: str, line: int | None, note: str | None = None) -> None:
         self.knobs[name] = Sourced(value, Provenance(file, line), note)
@@ -92,15 +73,3 @@ def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
             continue
         out.append(PasteLine(number, line))
     return out
-
-
-def prompt_commands(text: str) -> list[PasteLine]:
-    """The shell commands shown as prompts in a paste (`$ nvidia-smi -q`), without the prompt."""
-    found = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = strip_ansi(raw).rstrip("\r")
-        while _QUOTE.match(line):
-            line = _QUOTE.sub("", line, count=1)
-        if _PROMPT.match(line):
-            found.append(PasteLine(number, re.sub(r"^.*?[$#]\s+", "", line, count=1)))
-    return found

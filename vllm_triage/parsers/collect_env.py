@@ -36,7 +36,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from vllm_triage.core.roles import Role
 from vllm_triage.parsers.base import ParseResult, PasteLine, clean_paste
+from vllm_triage.parsers.registry import parser
 
 KIND_SECTIONED = "collect_env.sectioned"
 KIND_FLAT = "collect_env.flat"
@@ -197,6 +199,7 @@ def looks_like(text: str) -> bool:
     return False
 
 
+@parser(Role.COLLECT_ENV, looks_like=looks_like, sniff=20, scoped=True)
 def parse(text: str, file: str = "<collect_env>", scope: str = "gpu") -> ParseResult:
     """Read a collect_env paste into facts (and `env.*` knobs); never raises."""
     result = ParseResult(kind=KIND_UNKNOWN)

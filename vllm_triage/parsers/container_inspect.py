@@ -15,8 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from vllm_triage.core.roles import Role
 from vllm_triage.parsers.base import ParseResult, clean_paste
 from vllm_triage.parsers.inspect_fields import Extractor, Remapper, is_env_list, node_keys
+from vllm_triage.parsers.registry import parser
 from vllm_triage.parsers.tolerant_json import MAX_DEPTH, JsonReading, Node, read_json
 
 KIND_CONTAINER = "container_inspect.container"
@@ -60,6 +62,7 @@ def looks_like(text: str) -> bool:
 # Parsing
 
 
+@parser(Role.CONTAINER_INSPECT, looks_like=looks_like, sniff=30)
 def parse(text: str, file: str = "<inspect>") -> ParseResult:
     """Read docker/podman inspect JSON into knobs, facts and problems; never raises."""
     result = ParseResult(kind=KIND_UNKNOWN)

@@ -19,8 +19,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult, PasteLine, clean_paste
+from vllm_triage.parsers.registry import parser
 
 KIND_FILE = "env_file.assignments"
 KIND_OUTPUT = "env_file.env_output"
@@ -121,6 +123,7 @@ class _Assignment:
     exported: bool
 
 
+@parser(Role.ENVIRONMENT, looks_like=looks_like, sniff=60)
 def parse(text: str, file: str) -> ParseResult:
     """Read every variable of an env file or `env` output as knob `env.<NAME>`."""
     lines = clean_paste(text or "")

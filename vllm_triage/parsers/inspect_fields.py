@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_triage.parsers.base import ParseResult, Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Sourced
+from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.argv import read_argv, split_command
 from vllm_triage.parsers.tolerant_json import Node
-from vllm_triage.provenance import Sourced
 
 
 @dataclass
@@ -433,24 +434,26 @@ class Extractor:
         evidence = [s.source for s in (exit_code, oom) if s is not None]
         if oom_killed:
             self.result.problems.append(
-                Problem(
+                Finding(
                     "container-oom-killed",
                     "error",
                     "the container was killed by the kernel OOM killer (State.OOMKilled=true"
                     + (f", exit code {exit_code.value})" if exit_code else ")"),
                     evidence,
                     "the container hit its memory limit (host RAM, not GPU memory): raise --memory or "
-                    "lower CPU-side memory use (e.g. weight loading into RAM, --swap-space, --cpu-offload-gb)",
+                    "lower CPU-side memory use (e.g. weight loading into RAM, --swap-space, "
+                    "--cpu-offload-gb)",
                 )
             )
         elif exit_code is not None and exit_code.value == 137:
             self.result.problems.append(
-                Problem(
+                Finding(
                     "container-killed",
                     "error",
                     "the container exited with 137 (SIGKILL) without OOMKilled: killed from outside",
                     evidence,
-                    "look for who sent SIGKILL: `docker kill`/`stop` timeout, a liveness probe, an orchestrator "
+                    "look for who sent SIGKILL: `docker kill`/`stop` timeout, a liveness probe, an "
+                    "orchestrator "
                     "or the host OOM killer acting outside the container's cgroup",
                 )
             )

@@ -23,10 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest import prefixes
-from vllm_triage.parsers.base import ParseResult, Problem, clean_paste
+from vllm_triage.parsers.base import ParseResult, clean_paste
 from vllm_triage.parsers.launch.lexer import lex_script
-from vllm_triage.provenance import Provenance
+from vllm_triage.parsers.registry import parser
 
 KIND_JSON = "request.json"
 KIND_CURL = "request.curl"
@@ -70,7 +73,8 @@ _NOT_A_REQUEST = re.compile(
     rf"(?m)\b(?:{prefixes.LOGGER_HEAD}) \[?[\w./-]+\.py:\d+\]"
     # NAME=value assignments before the command, read deterministically (no name holds `=`, the
     # group never gives back): `\S+=\S+\s+` backtracked quadratically on a line of `\r`s or `=`s.
-    r"|^[ \t]*(?:[^\s=]+=\S*[ \t]+)*+(?:vllm serve\b|python[\d.]* -m vllm\.entrypoints|(?:docker|podman) run\b)"
+    r"|^[ \t]*(?:[^\s=]+=\S*[ \t]+)*+(?:vllm serve\b|python[\d.]* -m "
+    r"vllm\.entrypoints|(?:docker|podman) run\b)"
 )
 _CONCURRENCY_COMMENT = re.compile(r"#.*?\bconcurren(?:cy|t)\b\D{0,12}(\d+)", re.IGNORECASE)
 
@@ -181,6 +185,8 @@ def _load_json_prefix(text: str) -> Any:
 # ------------------------------------------------------------------------------------------ parsing
 
 
+# Sniffed after launch: a curl alone is refused by the launch sniffer and claimed here.
+@parser(Role.REQUEST, looks_like=looks_like, sniff=50)
 def parse(text: str, file: str) -> ParseResult:
     """Read the request knobs from a JSON body or the first curl command that carries one."""
     cleaned = _cleaned_text(text or "")
@@ -219,7 +225,8 @@ def _parse_json_document(text: str, file: str, result: ParseResult) -> None:
         obj, end = json.JSONDecoder().raw_decode(body)
     except ValueError as error:
         result.notes.append(
-            f"{file}: the JSON body is cut ({error.msg}); readable fields kept, counts are lower bounds"
+            f"{file}: the JSON body is cut ({getattr(error, 'msg', error)}); readable fields kept, "
+            f"counts are lower bounds"
         )
         _record_body(_scalar_fields(body), body, first_line, file, result)
         return
@@ -282,7 +289,8 @@ def _record_curl_body(body: _Token, text: str, file: str, result: ParseResult) -
         obj, _ = json.JSONDecoder().raw_decode(stripped)
     except ValueError as error:
         result.notes.append(
-            f"{file}:{body.line}: the -d body is not valid JSON ({error.msg}); readable fields kept"
+            f"{file}:{body.line}: the -d body is not valid JSON ({getattr(error, 'msg', error)}); "
+            f"readable fields kept"
         )
         obj = _scalar_fields(stripped)
     if not isinstance(obj, dict):
@@ -323,7 +331,7 @@ def _heredoc_after(text: str, line: int) -> tuple[int, str] | None:
         match = re.search(r"<<-?\s*['\"]?(\w+)['\"]?", lines[index])
         if match:
             terminator = match.group(1)
-            body_lines = []
+            body_lines: list[str] = []
             for following in lines[index + 1 :]:
                 if following.strip() == terminator:
                     return index + 2, "\n".join(body_lines)
@@ -619,12 +627,13 @@ def _read_error_response(text: str, curl: _Curl, file: str, result: ParseResult)
         error = obj.get("error") if isinstance(obj.get("error"), dict) else obj
         message = str(error.get("message", "")).strip() or "the server answered with an error"
         result.problems.append(
-            Problem(
+            Finding(
                 id="request-error-response",
                 severity="error",
                 message=f"server answered: {message[:500]}",
                 evidence=[Provenance(file, line)],
-                advice="the request reached the server; compare its size and parameters with the server limits",
+                advice="the request reached the server; compare its size and parameters with the "
+                "server limits",
             )
         )
         return

@@ -208,7 +208,8 @@ def _escaped_end(token: str) -> bool:
 def _decode_string(token: str) -> str:
     body = token[1:-1] if len(token) >= 2 and token.endswith('"') and not _escaped_end(token) else token[1:]
     try:
-        return json.loads(f'"{body}"')
+        decoded: str = json.loads(f'"{body}"')
+        return decoded
     except ValueError:
         return body.replace('\\"', '"').replace("\\\\", "\\")
 

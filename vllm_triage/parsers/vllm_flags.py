@@ -237,7 +237,3 @@ def suggest_flag(name: str) -> str | None:
         base = "-" + base.lstrip("-")
     found = process.extractOne(base, _suggestion_pool(), scorer=fuzz.ratio, score_cutoff=75)
     return found[0] if found else None
-
-
-def all_long_flags() -> list[str]:
-    return sorted(FLAGS)

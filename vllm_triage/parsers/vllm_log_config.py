@@ -28,8 +28,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult
+from vllm_triage.parsers.registry import parser
 
 KIND = "vllm_log.config"
 NAMESPACE_NOTE = "Namespace (all args, defaults included)"
@@ -40,7 +42,8 @@ _SERVING = re.compile(r"vLLM server version (?P<version>\S+), serving model (?P<
 _LOGO_VERSION = re.compile(r"[█▀▄]\s+version\s+(?P<version>\S+)\s*$")
 _LOGO_MODEL = re.compile(r"[█▀▄]\s+model\s{2,}(?P<model>\S+)\s*$")
 _ENGINE = re.compile(
-    r"Initializing an? (?:(?P<gen>V[01]) )?LLM engine(?: \(v(?P<version>[^)\s]+)\))? with config: (?P<config>.*)$"
+    r"Initializing an? (?:(?P<gen>V[01]) )?LLM engine(?: \(v(?P<version>[^)\s]+)\))? with config: "
+    r"(?P<config>.*)$"
 )
 _PLATFORM = re.compile(r"Automatically detected platform (?P<platform>[\w-]+)\.")
 _NCCL = re.compile(r"vLLM is using nccl==(?P<version>[\w.+-]+)")
@@ -168,6 +171,8 @@ def _first(text: str, needle: str, accept: Callable[[_Hit], Any]) -> tuple[_Hit,
 # ---------------------------------------------------------------------------------------- parsing
 
 
+# Never asked by sniffing: a log is recognised by how many of its lines look like one (parsers/roles.py).
+@parser(Role.VLLM_LOG, looks_like=looks_like, sniff=None)
 def parse(text: str, file: str) -> ParseResult:
     """Facts and knobs a vLLM log states about its own configuration."""
     result = ParseResult(kind=KIND)

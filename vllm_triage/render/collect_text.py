@@ -24,6 +24,7 @@ def render_collect_text(result: dict) -> str:
             "INCOMPLETE: a required step failed: " + ", ".join(result["required_failed"]) + " (exit 1)"
         )
     lines.append(
-        f"The bundle holds secrets as found: run `vllm-triage redact {result['bundle']} --out SHARE_DIR` before sharing."
+        f"The bundle holds secrets as found: run `vllm-triage redact {result['bundle']} --out "
+        f"SHARE_DIR` before sharing."
     )
     return "\n".join(lines) + "\n"

@@ -257,7 +257,8 @@ def render_series_text(data: dict[str, Any], colour: bool = False, show_noise: b
         out.add(out.style("steps", bold=True))
         for step in detail:
             out.add(
-                f"  T{step['from']}→T{step['to']}: {step['verdict']}; failure: {step['failure']['conclusion']}"
+                f"  T{step['from']}→T{step['to']}: {step['verdict']}; failure: "
+                f"{step['failure']['conclusion']}"
             )
             for c in step["changes"]:
                 out.add(f"      {c['label']}: " + "; ".join(pair_text(k) for k in c["knobs"]))

@@ -18,6 +18,7 @@ its head says what was running and its tail what was raised), each cut saying so
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -114,7 +115,7 @@ def _pieces(run: dict[str, Any]) -> list[tuple[int, Callable[[int], None]]]:
     for key in ("request", "command"):
         piece = run.get(key)
         if piece and piece.get("text"):
-            out.append((len(piece["text"]), lambda by, piece=piece: _cut_text(piece, by)))
+            out.append((len(piece["text"]), functools.partial(_cut_text, piece)))
     fe = run.get("first_error")
     if fe and fe.get("block_lines"):
 

@@ -22,5 +22,5 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(name: str, **context) -> str:
+def render(name: str, **context: object) -> str:
     return environment().get_template(name).render(**context)

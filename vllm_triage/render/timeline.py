@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.phases import PHASES
+from vllm_triage.core.phases import PHASES
 
 PHASE_LABELS = {
     "container": "container",
@@ -190,7 +190,7 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band], short_label: st
     where = {m["marker"]: m["where"] for m in run["milestones"]}
     fe = run["first_error"]
     failed_phase = run["phase"] if fe is not None and run["phase"] in PHASES else None
-    end_x = WIDTH - RIGHT_MARGIN
+    end_x: float = WIDTH - RIGHT_MARGIN
     error = None
     if failed_phase is not None:
         band = next(b for b in all_bands if b.phase == failed_phase)

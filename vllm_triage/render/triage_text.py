@@ -78,7 +78,7 @@ def render_triage_text(
 
     out: list[str] = []
     fe = data.get("first_error")
-    failed = bool(fe) and fe.get("kind") != "warning"
+    failed = fe is not None and bool(fe) and fe.get("kind") != "warning"
     colour_of_head = "red" if failed else ("yellow" if fe else "green")
     out.extend(style(line, bold=True, fg=colour_of_head) for line in wrap(headline(data), width))
     fix = decisive_fix(data)

@@ -90,20 +90,20 @@ def decisive_fix(data: dict[str, Any]) -> str | None:
     the advice of the most severe finding."""
     fe = data.get("first_error")
     if fe and fe.get("advice"):
-        return fe["advice"]
+        return str(fe["advice"])
     known = data.get("known_issue")
     if known and known.get("workaround"):
-        return known["workaround"]
+        return str(known["workaround"])
     # Else an error finding's advice (the environment contradicts itself), else the method's next
     # step for the phase; never a warning's: pinning a revision does not fix a crash.
     findings = sorted_findings(data, keep_root=True)
     for finding in findings:
         if finding.get("advice") and finding.get("severity") == "error":
-            return finding["advice"]
+            return str(finding["advice"])
     if fe:
         for finding in findings:
             if finding.get("advice") and finding.get("id") == "next-step":
-                return finding["advice"]
+                return str(finding["advice"])
     return None
 
 

@@ -35,7 +35,8 @@ def path_of(name: str) -> Path:
 
 @cache
 def load(name: str) -> dict[str, Any]:
-    return json.loads(path_of(name).read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(path_of(name).read_text(encoding="utf-8"))
+    return schema
 
 
 def name_for(payload: Any) -> str | None:

@@ -25,7 +25,10 @@ becomes a note, and what vLLM itself would reject (an unknown flag) becomes a pr
 
 from __future__ import annotations
 
-from vllm_triage.parsers.base import ParseResult, Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.core.roles import Role
+from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.compose import parse_compose
 from vllm_triage.parsers.launch.helm import parse_helm
 from vllm_triage.parsers.launch.kubernetes import parse_kubernetes
@@ -36,10 +39,12 @@ from vllm_triage.parsers.launch.session import parse_shell
 from vllm_triage.parsers.launch.sniff import looks_like
 from vllm_triage.parsers.launch.supervisord import parse_supervisord
 from vllm_triage.parsers.launch.systemd import parse_systemd
+from vllm_triage.parsers.registry import parser
 from vllm_triage.parsers.safe_yaml import YamlRefused
-from vllm_triage.provenance import Provenance
 
 
+# Sniffed after inspect: a launch script that ends with a health-check curl is a launch command.
+@parser(Role.LAUNCH_COMMAND, looks_like=looks_like, sniff=40)
 def parse(text: str, file: str) -> ParseResult:
     """Read the launch command(s) in `text`; never raises on odd input."""
     shape = None
@@ -79,7 +84,7 @@ def parse(text: str, file: str) -> ParseResult:
         # Not read at all (billion laughs, an oversized file): say so as a problem, and do not
         # fall back to reading the same text as a shell paste.
         result = ParseResult(kind=f"{KIND_PREFIX}.{shape or 'unknown'}")
-        result.problems.append(Problem("yaml-refused", "warning", str(exc), [Provenance(file, None)]))
+        result.problems.append(Finding("yaml-refused", "warning", str(exc), [Provenance(file, None)]))
         return result
     except Exception as exc:  # a parser must never take the run down; say what happened instead
         result = ParseResult(kind=f"{KIND_PREFIX}.{shape or 'unknown'}")

@@ -3,7 +3,8 @@ container (whose own command or image entrypoint is read in turn); shell assignm
 
 from __future__ import annotations
 
-from vllm_triage.parsers.base import Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.parsers.launch.config_file import read_config_file
 from vllm_triage.parsers.launch.docker import (
     docker_option,
@@ -18,7 +19,6 @@ from vllm_triage.parsers.launch.model import Context, Launch, Shell, Value
 from vllm_triage.parsers.launch.paste import Line, logical_commands
 from vllm_triage.parsers.launch.vllm_args import ArgReader, is_option
 from vllm_triage.parsers.launch.wrappers import Anchor, basename, find_anchor
-from vllm_triage.provenance import Provenance
 
 
 def analyse(words: list[Token], shell: Shell, ctx: Context) -> Launch | None:
@@ -119,7 +119,7 @@ def container_command(
         if inner is not None:
             if default and not entrypoint:
                 launch.problems.append(
-                    Problem(
+                    Finding(
                         "command-after-vllm-image",
                         "warning",
                         f"{image.text} already starts vLLM from its entrypoint; the command after the image "
@@ -201,12 +201,12 @@ def _assignments(words: list[Token], shell: Shell) -> bool:
         return True
     if all(ASSIGNMENT.match(word.text) for word in words):
         for word in words:
-            name, _, value = word.text.partition("=")
-            shell.variables[name] = Value(value, word.line)
+            name, _, assigned = word.text.partition("=")
+            shell.variables[name] = Value(assigned, word.line)
         return True
     if head.lower() == "set" and len(words) == 2 and ASSIGNMENT.match(words[1].text):
-        name, _, value = words[1].text.partition("=")
-        shell.variables[name] = shell.exported[name] = Value(value, words[1].line)
+        name, _, assigned = words[1].text.partition("=")
+        shell.variables[name] = shell.exported[name] = Value(assigned, words[1].line)
         return True
     if head == "unset":
         for word in words[1:]:

@@ -2,7 +2,8 @@
 inspect `Path`+`Args` or `Entrypoint`+`Cmd`, a pod's `command`+`args`) goes through the same
 wrapper list, `sh -c` lexing and vLLM argument reader as a pasted command line.
 
-    >>> launch = read_argv(["/usr/bin/tini", "--", "vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2"], [3] * 7, "x")
+    >>> argv = ["/usr/bin/tini", "--", "vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2"]
+    >>> launch = read_argv(argv, [3] * 7, "x")
     >>> launch.launcher, launch.args["model"].value, launch.args["tensor_parallel_size"].value
     ('vllm_serve', 'Qwen/Qwen3-8B', '2')
 """

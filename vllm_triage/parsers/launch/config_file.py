@@ -8,12 +8,12 @@ from typing import Any
 
 import yaml
 
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.parsers import safe_yaml
-from vllm_triage.parsers.base import Problem
 from vllm_triage.parsers.launch.model import Context, Launch, Shell, Value
 from vllm_triage.parsers.launch.vllm_args import key_dest
 from vllm_triage.parsers.launch.wrappers import basename
-from vllm_triage.provenance import Provenance
 
 
 def read_config_file(launch: Launch, shell: Shell, ctx: Context) -> None:
@@ -58,7 +58,7 @@ def _config_key(launch: Launch, key: str, value: Any, line: int | None, name: st
     if known is None:
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
         launch.problems.append(
-            Problem(
+            Finding(
                 "unknown-flag",
                 "warning",
                 f"unknown vLLM flag {key} in {name}{hint}",
@@ -71,7 +71,7 @@ def _config_key(launch: Launch, key: str, value: Any, line: int | None, name: st
         return  # the command line wins over the config file
     if value is False:
         launch.problems.append(
-            Problem(
+            Finding(
                 "config-false-dropped",
                 "warning",
                 f"{key}: false in {name} is dropped by vLLM (only true emits --{key.replace('_', '-')}), "

@@ -228,7 +228,7 @@ def _generic(doc: YamlDoc, ctx: Context) -> Launch | None:
     resources = _nearest(doc.data, holder_path, ("resources",))
     limits = resources[1].get("limits") if resources and isinstance(resources[1], dict) else None
     gpu_key = next((k for k in (limits or {}) if str(k).endswith("/gpu")), None)
-    if gpu_key is not None and resources is not None:
+    if gpu_key is not None and resources is not None and limits is not None:
         launch.container["gpus"] = Value(
             yaml_scalar(limits[gpu_key]), doc.line((*resources[0], "limits", gpu_key)), f"{gpu_key} limit"
         )

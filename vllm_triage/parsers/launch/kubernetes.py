@@ -171,7 +171,8 @@ def _k8s_volumes(
         if mount.get("mountPath") != "/dev/shm" or mount.get("name") not in volumes:
             continue
         index, volume = volumes[mount["name"]]
-        empty_dir = volume.get("emptyDir") if isinstance(volume.get("emptyDir"), dict) else {}
+        empty_dir = volume.get("emptyDir")
+        empty_dir = empty_dir if isinstance(empty_dir, dict) else {}
         size = empty_dir.get("sizeLimit")
         line = doc.line((*pod_path, "volumes", index, "emptyDir"))
         launch.container["shm_size"] = Value(

@@ -15,7 +15,8 @@ SUPERVISORD = "supervisord"
 RAY_SERVE_LLM = "ray_serve_llm"
 
 LAUNCHERS: dict[str, str] = {
-    VLLM_SERVE: "`vllm serve MODEL …` (also `python -m vllm.entrypoints.cli.main serve`), through any wrapper",
+    VLLM_SERVE: "`vllm serve MODEL …` (also `python -m vllm.entrypoints.cli.main serve`), through "
+    "any wrapper",
     API_SERVER_MODULE: "`python -m vllm.entrypoints.openai.api_server --model MODEL …`",
     DOCKER_RUN: "`docker run … IMAGE [vLLM arguments]` (nvidia-docker too)",
     PODMAN_RUN: "`podman run … IMAGE [vLLM arguments]`",
@@ -24,7 +25,8 @@ LAUNCHERS: dict[str, str] = {
     HELM: "Helm chart values: vLLM's production-stack chart (servingEngineSpec.modelSpec[]) or a generic "
     "chart with extraArgs / args",
     SUPERVISORD: "a supervisord [program:x] whose command= starts vLLM",
-    RAY_SERVE_LLM: "a Ray Serve LLM config: Python LLMConfig(...) or serve YAML applications[].args.llm_configs[]",
+    RAY_SERVE_LLM: "a Ray Serve LLM config: Python LLMConfig(...) or serve YAML "
+    "applications[].args.llm_configs[]",
 }
 
 # What each launch implies about where vLLM ran (bundle collection and the checklist use these).

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.parsers.base import ParseResult, Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.parsers.base import ParseResult
 
 KIND_PREFIX = "launch_command"
 
@@ -35,7 +36,7 @@ class Launch:
     image: Value | None = None
     digest: Value | None = None
     notes: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Finding] = field(default_factory=list)
 
 
 @dataclass

@@ -20,9 +20,11 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
-from vllm_triage.parsers.base import ParseResult, Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.docker import set_image
 from vllm_triage.parsers.launch.kubernetes import containers_in
 from vllm_triage.parsers.launch.launchers import RAY_SERVE_LLM
@@ -30,7 +32,6 @@ from vllm_triage.parsers.launch.lexer import Token
 from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Launch, Value, emit
 from vllm_triage.parsers.launch.vllm_args import key_dest
 from vllm_triage.parsers.launch.yaml_doc import YamlDoc, load_yaml, yaml_scalar
-from vllm_triage.provenance import Provenance
 
 PYTHON_LLM_CONFIG = re.compile(r"\bLLMConfig\s*\(")
 YAML_LLM_CONFIG = re.compile(r"^\s*(?:-\s+)?(?:llm_configs|model_loading_config):", re.M)
@@ -67,7 +68,8 @@ def parse_ray_serve(text: str, file: str) -> ParseResult:
     for other in configs[1:]:
         loading = other.data.get("model_loading_config") or {}
         result.notes.append(
-            f"line {other.line}: another LLMConfig ({loading.get('model_id') if isinstance(loading, dict) else '?'}) "
+            f"line {other.line}: another LLMConfig "
+            f"({loading.get('model_id') if isinstance(loading, dict) else '?'}) "
             "is served too; the first one was read"
         )
     result.notes.extend(ctx.notes)
@@ -124,7 +126,7 @@ def _engine_kwarg(launch: Launch, key: str, value: Any, line: int | None, ctx: C
     if known is None:
         hint = f" (did you mean {suggestion.lstrip('-').replace('-', '_')}?)" if suggestion else ""
         launch.problems.append(
-            Problem(
+            Finding(
                 "unknown-flag",
                 "warning",
                 f"engine_kwargs key {key} is not a vLLM engine argument{hint}",
@@ -247,7 +249,7 @@ def _python_configs(text: str, ctx: Context) -> list[_Config]:
     return [config for config in configs if config.data.get("model_loading_config")]
 
 
-def _is_llm_config(node: ast.AST) -> bool:
+def _is_llm_config(node: ast.AST) -> TypeGuard[ast.Call]:
     if not isinstance(node, ast.Call):
         return False
     func = node.func
@@ -296,7 +298,7 @@ def _closing_paren(text: str, start: int) -> int:
     return len(text) - 1
 
 
-def _keyword_record(node: ast.expr) -> bool:
+def _keyword_record(node: ast.expr) -> TypeGuard[ast.Call]:
     """`dict(a=1)`, or a config class of ray.serve.llm built from its fields (`ModelLoadingConfig(
     model_id=…)`, `LoraConfig(…)`): LLMConfig takes either, pydantic turns both into the same record."""
     if not isinstance(node, ast.Call) or node.args:
@@ -340,7 +342,8 @@ class _Evaluator:
             return ast.literal_eval(node)
         except (ValueError, TypeError, SyntaxError, RecursionError):
             self.ctx.notes.append(
-                f"line {node.lineno}: {'.'.join(path)} is computed in Python ({ast.unparse(node)[:60]}); not read"
+                f"line {node.lineno}: {'.'.join(path)} is computed in Python "
+                f"({ast.unparse(node)[:60]}); not read"
             )
             return None
 

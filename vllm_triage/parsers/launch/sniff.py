@@ -76,7 +76,8 @@ _HELM_IMAGE = re.compile(r"^\s+repository:\s*\S", re.M)
 
 def looks_like(text: str) -> str | None:
     """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes", "helm",
-    "ray_serve_llm", "supervisord", "systemd"), or None when it is no launch command (or is another parser's format)."""
+    "ray_serve_llm", "supervisord", "systemd"), or None when it is no launch command (or is
+    another parser's format)."""
     if not text or not text.strip() or "\x00" in text[:4096]:
         return None
     head = text[:_SNIFF_LIMIT].lstrip("\ufeff")

@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vllm_triage.parsers.base import Problem
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
 from vllm_triage.parsers.launch.lexer import Token
 from vllm_triage.parsers.launch.model import Launch, Value
 from vllm_triage.parsers.vllm_flags import (
@@ -22,7 +23,6 @@ from vllm_triage.parsers.vllm_flags import (
     resolve_flag,
     suggest_flag,
 )
-from vllm_triage.provenance import Provenance
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+(?:\.\d+)?$")
 
@@ -136,8 +136,9 @@ class ArgReader:
                 return index + 2
             self._set(spec.dest, Value("true", word.line))
             return index + 1
-        value, index = self._one_value(words, index, inline, spec.long)
-        if value is not None:
+        taken, index = self._one_value(words, index, inline, spec.long)
+        if taken is not None:
+            value = taken
             if spec.dest == "model":
                 self.model_flag = value
             self._set(spec.dest, value)
@@ -219,7 +220,7 @@ class ArgReader:
 
     def _problem(self, problem_id: str, message: str, token: Token, advice: str = "") -> None:
         self.launch.problems.append(
-            Problem(problem_id, "warning", message, [Provenance(self.file, token.line)], advice)
+            Finding(problem_id, "warning", message, [Provenance(self.file, token.line)], advice)
         )
 
     # -- after the last word ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Where vLLM starts inside an argv: env assignments and wrapper commands (sudo, nohup,
-systemd-run, srun, numactl, uv run, conda run, apptainer/singularity exec, hf jobs run …) skipped, up to `vllm serve`, the api_server
-module, docker/podman run or `sh -c`."""
+systemd-run, srun, numactl, uv run, conda run, apptainer/singularity exec, hf jobs run …)
+skipped, up to `vllm serve`, the api_server module, docker/podman run or `sh -c`."""
 
 from __future__ import annotations
 

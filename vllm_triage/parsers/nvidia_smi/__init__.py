@@ -42,10 +42,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from vllm_triage.core.roles import Role
 from vllm_triage.parsers.base import ParseResult, PasteLine, clean_paste
 from vllm_triage.parsers.nvidia_smi import csv_query, errors, gpu_list, query, table, topo, version, xml_log
 from vllm_triage.parsers.nvidia_smi.common import Out, lines_of
 from vllm_triage.parsers.nvidia_smi.sniff import SUBKINDS, detect, foreign
+from vllm_triage.parsers.registry import parser
 
 __all__ = ["SUBKINDS", "looks_like", "parse"]
 
@@ -77,6 +79,7 @@ def looks_like(text: str) -> str | None:
         return None
 
 
+@parser(Role.NVIDIA_SMI, looks_like=looks_like, sniff=10, scoped=True)
 def parse(text: str, file: str, scope: str = "gpu") -> ParseResult:
     """Read every nvidia-smi form found in `text` into facts named `{scope}.…`. Never raises."""
     try:
@@ -110,7 +113,8 @@ def _parse(text: str, file: str, scope: str) -> ParseResult:
 
 
 def _prefer_full_names(result: ParseResult, parts: list[ParseResult], name: str) -> None:
-    """The 79-column table shortens names ('NVIDIA A100-SXM...'); -L or -q in the same paste has them whole."""
+    """The 79-column table shortens names ('NVIDIA A100-SXM...'); -L or -q in the same paste has
+    them whole."""
     kept = result.facts.get(name)
     if kept is None or not any(isinstance(model, str) and model.endswith("...") for model in kept.value):
         return

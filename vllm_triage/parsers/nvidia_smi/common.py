@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_triage.parsers.base import ParseResult, PasteLine, Problem, clean_paste
-from vllm_triage.provenance import Provenance
+from vllm_triage.core.finding import Finding
+from vllm_triage.core.provenance import Provenance
+from vllm_triage.parsers.base import ParseResult, PasteLine, clean_paste
 
 VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
 BUS_ID = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]")
@@ -66,7 +67,7 @@ class Out:
         self.result.notes.append(text)
 
     def problem(self, id_: str, severity: str, message: str, line: int | None, advice: str = "") -> None:
-        self.result.problems.append(Problem(id_, severity, message, [Provenance(self.file, line)], advice))
+        self.result.problems.append(Finding(id_, severity, message, [Provenance(self.file, line)], advice))
 
 
 def first_line(items: Iterable[Any]) -> int | None:

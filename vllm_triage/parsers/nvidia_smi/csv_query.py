@@ -246,7 +246,8 @@ def read(lines: list[PasteLine], out: Out) -> None:
 def _last_complete(
     samples: list[tuple[_CsvBlock, list[tuple[int, list[str]]]]], query: str, out: Out
 ) -> tuple[_CsvBlock, list[tuple[int, list[str]]]]:
-    """The last sample with every GPU in it; a sample cut by head or Ctrl-C is shorter or ends in a cut row."""
+    """The last sample with every GPU in it; a sample cut by head or Ctrl-C is shorter or ends in a
+    cut row."""
     full = max(len(rows) for _, rows in samples)
     block, rows = samples[-1]
     if query == "gpu" and len(samples) > 1:
@@ -321,9 +322,10 @@ def _emit_csv_apps(block: _CsvBlock, rows: list[tuple[int, list[str]]], out: Out
         )
     out.fact("gpu_processes", len(rows), line)
     pids = _column(block, rows, "pid") or [""] * len(rows)
-    names = _column(block, rows, "process_name") or [None] * len(rows)
-    used = _column(block, rows, "used_gpu_memory") or [None] * len(rows)
-    uuids = _column(block, rows, "gpu_uuid") or [None] * len(rows)
+    nothing: list[str | None] = [None] * len(rows)
+    names: list[str | None] = [*(_column(block, rows, "process_name") or nothing)]
+    used: list[str | None] = [*(_column(block, rows, "used_gpu_memory") or nothing)]
+    uuids: list[str | None] = [*(_column(block, rows, "gpu_uuid") or nothing)]
     out.fact(
         "gpu_process_list",
         [

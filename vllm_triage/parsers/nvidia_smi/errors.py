@@ -20,7 +20,8 @@ _ERRORS: list[tuple[re.Pattern[str], str, str, str, str]] = [
         "nvidia-smi found no GPU: no devices were found",
         "In a container: check --gpus / --runtime=nvidia / NVIDIA_VISIBLE_DEVICES before anything else. "
         "On a host: the driver is loaded but no GPU initialised; check `dmesg | grep -i NVRM` "
-        "(unsupported GPU for this driver, e.g. Blackwell needs the open kernel module; Xid; fallen off the bus).",
+        "(unsupported GPU for this driver, e.g. Blackwell needs the open kernel module; Xid; "
+        "fallen off the bus).",
     ),
     (
         # a terminal may wrap the long message; pastes from rich text turn ' into ’

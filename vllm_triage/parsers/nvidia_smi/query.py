@@ -116,7 +116,8 @@ def read(lines: list[PasteLine], out: Out) -> None:
 
 
 def _gpu_for(gpus: list[QueryGpu], name: str, number: int) -> QueryGpu:
-    """The GPU a key belongs to; in a fragment with no GPU headers, a repeated GPU-level key starts the next."""
+    """The GPU a key belongs to; in a fragment with no GPU headers, a repeated GPU-level key starts
+    the next."""
     current = gpus[-1] if gpus else None
     repeated = current is not None and current.implicit and _already(current, name)
     if current is None or repeated:
@@ -256,7 +257,7 @@ def _emit_query_processes(gpus: list[QueryGpu], out: Out, form: str) -> None:
         for index, gpu in enumerate(gpus)
         for proc in gpu.processes or []
     ]
-    compute = [proc for proc in listed if "C" in (proc["type"] or "C")]
+    compute = [proc for proc in listed if "C" in str(proc["type"] or "C")]
     note = None
     if len(known) < len(gpus):
         note = f"Processes read for {len(known)} of {len(gpus)} GPUs"

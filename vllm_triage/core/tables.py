@@ -10,7 +10,7 @@ from typing import Any
 
 import tomllib
 
-from vllm_triage.errors import RuleError
+from vllm_triage.core.errors import RuleError
 
 # name -> (required fields, optional fields)
 Schema = Mapping[str, tuple[set[str], set[str]]]
@@ -23,7 +23,7 @@ def fail(file: str, message: str) -> RuleError:
 def read_toml(path: Path) -> dict[str, Any]:
     name = str(path)
     try:
-        from vllm_triage.engine.cache import load_toml  # parsed once per file version, kept on disk
+        from vllm_triage.core.cache import load_toml  # parsed once per file version, kept on disk
 
         return load_toml(path)
     except (OSError, UnicodeDecodeError) as exc:

@@ -17,6 +17,7 @@ from vllm_triage.bundle.checklist import run_checklist
 from vllm_triage.bundle.placeholders import find_placeholders
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.changes import knob_label
+from vllm_triage.core.roles import Role
 from vllm_triage.fingerprint import views
 from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.sources import Source
@@ -99,7 +100,7 @@ def _environment(trial: Trial, spoiled: set[str]) -> dict[str, Any]:
     rows = []
     for label, names in _ENVIRONMENT_ROWS:
         found = next(
-            (fp.get(n) for n in names if fp.get(n) is not None and fp.get(n).value not in (None, "")), None
+            (s for s in (fp.get(n) for n in names) if s is not None and s.value not in (None, "")), None
         )
         if found is not None:
             rows.append(
@@ -150,7 +151,7 @@ def _command(trial: Trial, spoiled: set[str]) -> dict[str, Any] | None:
             import shlex
 
             return {
-                "file": _where((cmd or entry).source.to_json(), trial),
+                "file": _where(next(s for s in (cmd, entry) if s is not None).source.to_json(), trial),
                 "text": shlex.join(str(w) for w in words),
                 "cut": False,
                 "how": "what the container ran (docker inspect Path and Args)",
@@ -165,7 +166,7 @@ def _env_vars(trial: Trial) -> list[str]:
     for name, candidates in sorted(fp.candidates.items()):
         if not name.startswith("env.") or name[4:] in _ENV_NOISE:
             continue
-        if any(c.role in ("environment", "container_inspect", "launch_command") for c in candidates):
+        if any(c.role in (Role.ENVIRONMENT, Role.CONTAINER_INSPECT, Role.LAUNCH_COMMAND) for c in candidates):
             value = fp.value(name)
             out.append(f"{name[4:]}={value}")
     return out[:MAX_ENV]

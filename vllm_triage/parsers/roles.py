@@ -2,22 +2,22 @@
 
 Content decides; the file name is only a hint (used for host/container scope and to break
 ties). A `bundle.toml` manifest, when present, names roles explicitly and wins over sniffing.
-Roles: vllm_log, nvidia_smi, container_inspect, launch_command, environment, collect_env, request,
-manifest, unknown.
+Roles are core.roles.Role; the sniffers are the registered parsers' (parsers/registry.py). This
+lives with the parsers, not in ingest, because sniffing asks them.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import PurePosixPath
 
-import tomllib
-
-from vllm_triage.errors import InputError
+from vllm_triage.core.errors import InputError
+from vllm_triage.core.roles import Role
 from vllm_triage.ingest import prefixes
 from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
+from vllm_triage.ingest.manifest import MANIFEST_NAME, is_manifest, read_manifest
 from vllm_triage.ingest.sources import Source
+from vllm_triage.parsers.registry import REGISTRY, Format, Registry
 
 # Lines that only a log of a vLLM server (or the Python/torch/NCCL stack under it) prints.
 # The prefix heads come from the one grammar; any transport may precede them (`^(?:.*?\s)?`).
@@ -46,26 +46,10 @@ _JSON_DOCUMENT = re.compile(r'^(?:\{\s*"|\[\s*(?:[{\["\]]|-?\d+\s*[,\]]))')
 STRONG_LOG_SCORE = 10
 _JSON_LOG_LINE = re.compile(r'^\s*\{.*"(?:log|message|msg)"\s*:\s*"', re.M)
 
-# (module, role) in the order they are asked; the first that claims the text wins.
-_PARSER_SNIFFERS = (
-    ("vllm_triage.parsers.nvidia_smi", "nvidia_smi"),
-    ("vllm_triage.parsers.collect_env", "collect_env"),
-    ("vllm_triage.parsers.container_inspect", "container_inspect"),
-    # A launch script that ends with a health-check curl is a launch command; a curl alone is
-    # refused by the launch sniffer and claimed by the request sniffer.
-    ("vllm_triage.parsers.launch", "launch_command"),
-    ("vllm_triage.parsers.request", "request"),
-    ("vllm_triage.parsers.env_file", "environment"),
-)
 
-
-def _looks_like(module_name: str, text: str) -> bool:
+def _looks_like(found: Format, text: str) -> bool:
     try:
-        module = importlib.import_module(module_name)
-    except Exception:  # a missing or broken parser module must not stop sniffing the others
-        return False
-    try:
-        return bool(module.looks_like(text))
+        return bool(found.looks_like(text))
     except Exception:  # a sniffer must never take the whole run down
         return False
 
@@ -75,40 +59,42 @@ def log_score(text: str) -> int:
     return sum(1 for _ in zip(range(200), _LOG_LINE.finditer(text), strict=False))
 
 
-def sniff_text(text: str, name: str = "") -> str:
+def sniff_text(text: str, name: str = "", registry: Registry = REGISTRY) -> Role:
     stripped = text.lstrip("\ufeff \t\r\n")
     if _JSON_LOG_LINE.search(stripped[:4096]) and stripped.startswith("{") and "\n{" in stripped[:65536]:
-        return "vllm_log"  # JSON-lines log (docker json-file driver, structured logging)
+        return Role.VLLM_LOG  # JSON-lines log (docker json-file driver, structured logging)
     score = log_score(text)
     if _ARGPARSE_FATAL.search(text[:SNIFF_BYTES]):
         score = max(score, 3)
     if score >= STRONG_LOG_SCORE:
         # A GitHub issue paste is collect_env output (or nvidia-smi, the command, the env) followed
         # by the log: with this many log lines in the head, the log is what the file is for.
-        return "vllm_log"
-    for module_name, role in _PARSER_SNIFFERS:
-        if role == "launch_command" and score >= 3:
+        return Role.VLLM_LOG
+    for found in registry.sniffers():
+        if found.role == Role.LAUNCH_COMMAND and score >= 3:
             continue  # a log quotes its own command line; the log is what it is
-        if _looks_like(module_name, text):
-            return role
+        if _looks_like(found, text):
+            return found.role
     if _JSON_DOCUMENT.match(stripped):
-        return "unknown"  # a JSON document no parser claims (labels, configs): quoting a log is not being one
+        return (
+            Role.UNKNOWN
+        )  # a JSON document no parser claims (labels, configs): quoting a log is not being one
     if score >= 1:
-        return "vllm_log"
+        return Role.VLLM_LOG
     hinted = name_hint(name)
-    return hinted or "unknown"
+    return hinted or Role.UNKNOWN
 
 
-def name_hint(name: str) -> str | None:
+def name_hint(name: str) -> Role | None:
     base = PurePosixPath(name.replace("!", "/")).name.lower()
     if "nvidia-smi" in base or "nvidia_smi" in base:
-        return "nvidia_smi"
+        return Role.NVIDIA_SMI
     if "inspect" in base:
-        return "container_inspect"
+        return Role.CONTAINER_INSPECT
     if "collect_env" in base or "collect-env" in base:
-        return "collect_env"
+        return Role.COLLECT_ENV
     if base.endswith((".log", ".out", ".err")) or base.startswith(("log", "vllm")):
-        return "vllm_log"
+        return Role.VLLM_LOG
     return None
 
 
@@ -129,26 +115,17 @@ def _inside_bundle(source: Source) -> str:
     return source.name.rsplit("/", 1)[-1]
 
 
-def read_manifest(source: Source) -> dict:
-    try:
-        return tomllib.loads(source.read_bytes().decode("utf-8", errors="replace"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError("bad-manifest", f"{source.name}: bundle.toml does not parse ({exc})") from exc
-
-
 def assign_roles(sources: list[Source]) -> list[Source]:
     """Fill `role` (and `scope`) on every source; manifests first, then content sniffing."""
     manifest_roles: dict[str, str] = {}
     for source in sources:
-        if PurePosixPath(source.name.replace("!", "/")).name == "bundle.toml":
-            source.role = "manifest"
-            manifest = read_manifest(source)
-            prefix = source.name[: -len("bundle.toml")]
-            for entry in manifest.get("file", []):
-                if isinstance(entry, dict) and "path" in entry and "role" in entry:
-                    manifest_roles[prefix + str(entry["path"])] = str(entry["role"])
+        if is_manifest(source.name):
+            source.role = Role.MANIFEST
+            prefix = source.name[: -len(MANIFEST_NAME)]
+            for path, role in read_manifest(source).file_roles().items():
+                manifest_roles[prefix + path] = role
     for source in sources:
-        if source.role == "manifest":
+        if source.role == Role.MANIFEST:
             continue
         declared = manifest_roles.get(source.name)
         if declared:
@@ -160,9 +137,9 @@ def assign_roles(sources: list[Source]) -> list[Source]:
         try:
             encoding = check_text(head, source.name)
         except InputError:
-            source.role = "unknown"
+            source.role = Role.UNKNOWN
             continue
         source.role = sniff_text(decode_all(head, encoding), source.name)
-        if source.role == "nvidia_smi":
+        if source.role == Role.NVIDIA_SMI:
             source.scope = scope_hint(_inside_bundle(source))
     return sources

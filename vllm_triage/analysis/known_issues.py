@@ -14,10 +14,10 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from vllm_triage.compare.signature import normalise, similarity
-from vllm_triage.datatables import read_toml
-from vllm_triage.errors import RuleError
-from vllm_triage.fleet import versions
+from vllm_triage.analysis import versions
+from vllm_triage.analysis.signature import normalise, similarity
+from vllm_triage.core.errors import RuleError
+from vllm_triage.core.tables import read_toml
 from vllm_triage.resources import rules_dir
 
 # Below this a "match" is mostly shared boilerplate (`RuntimeError: CUDA error: …`).
@@ -103,7 +103,7 @@ def _issue_from_table(table: dict, file: str) -> KnownIssue:
     except ValueError as exc:
         raise RuleError(f"{where}: {exc}") from exc
     return KnownIssue(
-        id=issue_id,
+        id=str(issue_id),
         ref=table["ref"],
         title=table["title"],
         signatures=signatures,

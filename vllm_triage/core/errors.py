@@ -7,16 +7,25 @@ Exit codes (documented in README and --help):
   3  diff/series: confounded comparison (more than one variable changed)
   4  input error: missing path, unreadable, empty, binary, not the expected format, corrupt archive
   70 internal error (a bug in vllm-triage; rerun with VLLM_TRIAGE_DEBUG=1 for the traceback)
+  130 interrupted (Ctrl-C)
 """
 
 from __future__ import annotations
 
-EXIT_OK = 0
-EXIT_INCOMPLETE = 1
-EXIT_USAGE = 2
-EXIT_CONFOUNDED = 3
-EXIT_INPUT = 4
-EXIT_INTERNAL = 70
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The documented exit codes; an IntEnum so `sys.exit(ExitCode.INPUT)` exits 4."""
+
+    OK = 0
+    INCOMPLETE = 1
+    USAGE = 2
+    CONFOUNDED = 3
+    INPUT = 4
+    INTERNAL = 70
+    INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+
 
 # One line on stderr stays one readable line: a message that quotes input (a pattern, a file
 # name, a parser's complaint) is cut to this many characters.
@@ -34,7 +43,7 @@ def clip(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
 class TriageError(Exception):
     """Base class: a user-facing problem with a stable kebab-case id and a hint."""
 
-    exit_code = EXIT_INTERNAL
+    exit_code: ExitCode = ExitCode.INTERNAL
     problem_id = "internal-error"
 
     def __init__(self, message: str, hint: str | None = None) -> None:
@@ -52,7 +61,7 @@ class TriageError(Exception):
 class InputError(TriageError):
     """The input cannot be used: missing, unreadable, empty, binary, wrong format, corrupt."""
 
-    exit_code = EXIT_INPUT
+    exit_code = ExitCode.INPUT
 
     def __init__(self, problem_id: str, message: str, hint: str | None = None) -> None:
         super().__init__(message, hint)
@@ -62,5 +71,5 @@ class InputError(TriageError):
 class RuleError(TriageError):
     """A rule file is invalid (does not parse, bad field, pattern does not compile)."""
 
-    exit_code = EXIT_INPUT
+    exit_code = ExitCode.INPUT
     problem_id = "invalid-rules"

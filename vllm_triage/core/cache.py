@@ -80,7 +80,8 @@ def cached(key: str, compute: Callable[[], T]) -> T:
     entry = directory / f"{key}.pickle"
     try:
         with open(entry, "rb") as handle:
-            return pickle.load(handle)
+            value: T = pickle.load(handle)  # written by this function for this key
+            return value
     except FileNotFoundError:
         pass
     except Exception:  # corrupt, truncated, from another pickle protocol: recompute it
