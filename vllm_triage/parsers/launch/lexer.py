@@ -32,18 +32,31 @@ class Token:
 class Logical:
     """A command as the shell sees it after continuations: text plus where each piece started."""
 
-    text: str = ""
     starts: list[int] = field(default_factory=list)  # offset of each piece in `text`
     lines: list[int] = field(default_factory=list)  # line number of each piece
     open: bool = False  # the last piece ended with a continuation character
     last_raw: str = ""
+    # The pieces are joined when `text` is read: `self.text += piece` on an attribute copies the
+    # whole text for every line, quadratic on a script of a million lines (seconds per MB).
+    _pieces: list[str] = field(default_factory=list, repr=False)
+    _length: int = 0
+    _joined: str | None = field(default=None, repr=False)
+
+    @property
+    def text(self) -> str:
+        if self._joined is None:
+            self._joined = "".join(self._pieces)
+        return self._joined
 
     def add(self, line: int, piece: str, sep: str) -> None:
-        if self.text:
-            self.text += sep
-        self.starts.append(len(self.text))
+        if self._length:
+            self._pieces.append(sep)
+            self._length += len(sep)
+        self.starts.append(self._length)
         self.lines.append(line)
-        self.text += piece
+        self._pieces.append(piece)
+        self._length += len(piece)
+        self._joined = None
 
     def line_at(self, offset: int) -> int | None:
         if not self.lines:
