@@ -642,3 +642,17 @@ def test_suggest_flag():
     assert suggest_flag("--tensor-paralel-size") == "--tensor-parallel-size"
     assert suggest_flag("--enable-prefix-cache") == "--enable-prefix-caching"
     assert suggest_flag("--completely-unrelated-thing") is None
+
+
+def test_sniffing_blank_lines_is_linear() -> None:
+    # Fuzz finding: line-start patterns such as `^\s*kind:` under re.M let `\s*` run across every
+    # following blank line from every line start: 16,000 blank lines took over 10 s to sniff.
+    import time
+
+    from vllm_triage.parsers.launch.sniff import looks_like
+
+    compose = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n    command: --model m\n"
+    started = time.process_time()
+    assert looks_like("export A=1\n" + "\n" * 40_000 + "kind: Pod\n") is None
+    assert looks_like(compose + "\n" * 40_000) == "compose"
+    assert time.process_time() - started < 2.0

@@ -32,7 +32,7 @@ from vllm_triage.parsers.launch.yaml_doc import YamlDoc, load_yaml, yaml_scalar
 from vllm_triage.provenance import Provenance
 
 PYTHON_LLM_CONFIG = re.compile(r"\bLLMConfig\s*\(")
-YAML_LLM_CONFIG = re.compile(r"^\s*(?:-\s+)?(?:llm_configs|model_loading_config):", re.M)
+YAML_LLM_CONFIG = re.compile(r"^[ \t]*(?:-\s+)?(?:llm_configs|model_loading_config):", re.M)
 
 
 @dataclass
