@@ -56,7 +56,8 @@ class Worker:
     def __init__(self, config: dict[str, Any]) -> None:
         ctx = mp.get_context("fork")
         self.conn, child = ctx.Pipe()
-        self.status = ctx.RawArray("d", 2)  # [index of the current input, its start (monotonic)]
+        # [index of the current input, its start (monotonic), the worker's CPU seconds then]
+        self.status = ctx.RawArray("d", 3)
         self.proc = ctx.Process(target=serve, args=(child, self.status, config), daemon=True)
         self.proc.start()
         child.close()
@@ -68,11 +69,37 @@ class Worker:
         self.status[0], self.status[1] = task[1], 0.0
         self.conn.send(task)
 
+    def stuck(self, cpu_limit: float, wall_limit: float) -> str | None:
+        """Why the worker counts as stuck on its input, or None. CPU time first: on a shared
+        machine under `nice` a worker may get a few % of a core, and wall time alone would call
+        a slow-but-running input a hang. Wall time catches a worker blocked without using CPU."""
+        if not self.status[1]:
+            return None
+        wall = time.monotonic() - self.status[1]
+        cpu = _cpu_seconds(self.proc.pid) - self.status[2]
+        if cpu > cpu_limit:
+            return f"stuck over {cpu_limit:g} s of CPU on one input (watchdog)"
+        if wall > wall_limit:
+            return f"stuck over {wall_limit:g} s of wall time on one input (watchdog)"
+        return None
+
     def stop(self) -> None:
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join()
         self.conn.close()
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of a process, all threads (what its time.process_time() says)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
 def _merge(total: dict[str, Any], delta: dict[str, Any]) -> None:
@@ -155,7 +182,8 @@ def _run(args: argparse.Namespace, state: dict[str, Any], budgets: dict[str, int
     }
     ratio = {t: max(1, budgets[t] * args.batch // max(budgets.values())) for t in budgets}
     tasks = _plan(state, budgets, ratio)
-    watchdog = max(3 * args.timeout + 30, args.cli_timeout + 30)
+    # The worker's own SIGPROF fires at --timeout; the watchdog is for code that never sees it.
+    cpu_limit, wall_limit = 2 * args.timeout + 5, max(20 * args.timeout, args.cli_timeout) + 60
     corpus = Corpus()  # to save the input a killed worker was on
     stop = {"asked": False}
 
@@ -188,10 +216,8 @@ def _run(args: argparse.Namespace, state: dict[str, Any], budgets: dict[str, int
                     w.upto = end
                     if kind == "done":
                         w.task = None
-                elif w.status[1] and time.monotonic() - w.status[1] > watchdog:
-                    workers[i] = _lost(
-                        w, f"stuck over {watchdog:g} s (watchdog)", state, tasks, corpus, config
-                    )
+                elif why := w.stuck(cpu_limit, wall_limit):
+                    workers[i] = _lost(w, why, state, tasks, corpus, config)
                 elif not w.proc.is_alive():
                     workers[i] = _lost(w, "died", state, tasks, corpus, config)
             if time.monotonic() - last_save > 2:

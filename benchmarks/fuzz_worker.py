@@ -116,14 +116,14 @@ def serve(conn: Connection, status: Any, config: dict[str, Any]) -> None:
         run = runs[target]
         delta, flushed, last_flush = new_delta(), start, time.monotonic()
         for i in range(start, end):
-            status[0], status[1] = i, time.monotonic()
+            status[0], status[1], status[2] = i, time.monotonic(), time.process_time()
             try:
                 data = corpus.make(seed, t_index, target, i)
             except MemoryError:
                 data = b""  # the generator itself, not the tool: run the empty input instead
             _one(run, target, seed, i, data, timeout, out, delta)
             if cli_every and i % cli_every == 0:
-                status[1] = time.monotonic()
+                status[1], status[2] = time.monotonic(), time.process_time()
                 delta["cli_runs"] += 1
                 wrong = run_cli(target, data, cli_timeout)
                 if wrong:
