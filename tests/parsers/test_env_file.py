@@ -200,3 +200,23 @@ def test_inline_comment_cut_in_linear_time() -> None:
     long_value = env_file.parse("VLLM_LOGGING_LEVEL=DEBUG" + "\t" * 200_000 + "x\n", "vllm.env")
     assert long_value.knobs["env.VLLM_LOGGING_LEVEL"].value.endswith("x")
     assert time.process_time() - started < 2.0
+
+
+def test_unclosed_quote_over_many_lines_is_linear() -> None:
+    # Fuzz finding: a quoted value was rescanned from its start for every line added to it, so a
+    # quote never closed in a long file took over 10 s.
+    import time
+
+    text = 'A="one\nline \\"two\\"\nend" \nB=2\nD="never\nE=5\n'
+    assert {k: v.value for k, v in env_file.parse(text, "x.env").knobs.items()} == {
+        "env.A": 'one\nline "two"\nend',
+        "env.B": "2",
+        "env.D": "never\nE=5",
+    }
+    started = time.process_time()
+    assert (
+        env_file.parse('VLLM_X="open\n' + "x\n" * 30_000, "x.env")
+        .knobs["env.VLLM_X"]
+        .value.startswith("open")
+    )
+    assert time.process_time() - started < 2.0
