@@ -29,7 +29,7 @@ FLUSH_INPUTS = 2_000
 SMALL_BYTES = 64 * 1024  # "small input": the size of a real artefact, what the throughput aim is for
 
 
-class Deadline(Exception):
+class Deadline(BaseException):  # not Exception: a parser's `except Exception` must not swallow it
     pass
 
 
