@@ -401,5 +401,7 @@ def test_a_long_line_of_spaces_without_a_colon_is_linear() -> None:
     from vllm_triage.parsers import collect_env
 
     started = time.process_time()
-    collect_env.parse("PyTorch version: 2.5.1\nIs CUDA available" + " " * 100_000 + "x: True\n", "c.txt", "host")
+    collect_env.parse(
+        "PyTorch version: 2.5.1\nIs CUDA available" + " " * 100_000 + "x: True\n", "c.txt", "host"
+    )
     assert time.process_time() - started < 2.0
