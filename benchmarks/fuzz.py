@@ -1,340 +1,369 @@
-"""Feed every parser and the triage entry point generated inputs; report crashes, hangs, the slowest.
+"""Feed every parser and the triage entry point generated inputs; report crashes, hangs, blow-ups.
 
-    python benchmarks/fuzz.py --inputs 1000000 --jobs 2         # the full campaign
-    python benchmarks/fuzz.py --inputs 2000 --jobs 2 --quick    # what CI runs
+    python benchmarks/fuzz.py --inputs 300 --jobs 2 --quick              # what CI runs
+    nice -n 19 python benchmarks/fuzz.py --inputs 1000000 --triage-inputs 100000 --jobs 1 \\
+        --state /tmp/fuzz-million                                        # a campaign (resumable)
+    python benchmarks/fuzz.py --targets request --replay FILE            # one saved input again
 
-Inputs are mutations of the project's own fixtures and samples (tests/fixtures/**, samples/**):
-truncation, byte flips, inserted bytes, a line repeated to a huge run, a line grown past any
-sane length, deleted and shuffled lines, NUL padding, CR-only and CRLF endings, and the text
-re-encoded as UTF-16 / Latin-1 or salted with invalid UTF-8. Every input goes through the same
-steps ingest uses (decode, then the parser's `looks_like` and `parse`; for triage: a Source
-scanned and analysed in-process), each under a per-input time limit in a worker process.
+Inputs are mutations of the project's own fixtures and samples (see fuzz_mutate.py), each a pure
+function of (seed, target, index). One long-lived forked worker per job runs them in-process
+through each target's Python entry point (fuzz_targets.py), built once per worker:
 
-A crash is any exception except the documented `InputError` (bad input is allowed to be
-refused, with its one line); a hang is an input that exceeds `--timeout`. Each crash and hang
-is written to `--out` (default: a temporary folder) so it can be replayed, and the exit status
-is 1 when any was found.
+- a crash is any exception but a documented refusal (InputError / RuleError: what the CLI maps
+  to exit 4), or an output json.dumps cannot take;
+- a hang is an input over `--timeout` seconds of CPU (SIGPROF inside the worker), or one the
+  worker is stuck in for longer than the watchdog allows (C code that never sees the signal):
+  the parent kills that worker, records the input and starts a new worker after it;
+- a blow-up is a MemoryError under the worker's address-space cap, or a worker killed outright;
+- one input in `--cli-every` also goes through the real `vllm-triage` command, whose exit code
+  must be 0/1/4 with one `vllm-triage: …` line on stderr for 4 and no traceback.
+
+Every failing input is saved under `<out>/failures/<target>/` with a one-line repro. With
+`--state DIR` progress is checkpointed to DIR/state.json after every report from a worker;
+`--resume` continues it (a larger `--inputs` extends it). Exit status 1 when anything was found.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import json
+import multiprocessing as mp
 import os
-import random
 import signal
 import sys
 import tempfile
 import time
-import traceback
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from collections import deque
+from multiprocessing.connection import wait
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-SEED_DIRS = (ROOT / "tests" / "fixtures", ROOT / "samples")
-MAX_SEED_BYTES = 32 * 1024  # big fixtures make every input slow without finding more
-TARGETS = (
-    "vllm_log",
-    "nvidia_smi",
-    "collect_env",
-    "container_inspect",
-    "launch_command",
-    "environment",
-    "request",
-    "triage",
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-class Hang(Exception):
-    pass
-
-
-def _alarm(_signum: int, _frame: object) -> None:
-    raise Hang
-
-
-# ---------------------------------------------------------------- mutations
-
-
-def _truncate(rng: random.Random, data: bytes) -> bytes:
-    return data[: rng.randrange(len(data) + 1)]
-
-
-def _flip(rng: random.Random, data: bytes) -> bytes:
-    buf = bytearray(data)
-    for _ in range(rng.randint(1, 16)):
-        if buf:
-            buf[rng.randrange(len(buf))] ^= 1 << rng.randrange(8)
-    return bytes(buf)
-
-
-def _insert(rng: random.Random, data: bytes) -> bytes:
-    at = rng.randrange(len(data) + 1)
-    junk = bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
-    return data[:at] + junk + data[at:]
-
-
-def _repeat_line(rng: random.Random, data: bytes) -> bytes:
-    lines = data.splitlines(keepends=True) or [data]
-    line = rng.choice(lines)
-    return data + line * rng.randint(100, 20_000)
-
-
-def _long_line(rng: random.Random, data: bytes) -> bytes:
-    lines = data.splitlines(keepends=True) or [b""]
-    i = rng.randrange(len(lines))
-    word = rng.choice([b"Value error, ", b"a", b"(", b"[", b"{", b"\\", b'"', b"Error: ", b" "])
-    lines[i] = lines[i].rstrip(b"\r\n") + word * rng.randint(10_000, 200_000) + b"\n"
-    return b"".join(lines)
-
-
-def _drop_lines(rng: random.Random, data: bytes) -> bytes:
-    lines = data.splitlines(keepends=True)
-    return b"".join(line for line in lines if rng.random() > 0.3)
-
-
-def _shuffle(rng: random.Random, data: bytes) -> bytes:
-    lines = data.splitlines(keepends=True)
-    rng.shuffle(lines)
-    return b"".join(lines)
-
-
-def _nul_pad(rng: random.Random, data: bytes) -> bytes:
-    return b"\0" * rng.randint(1, 4096) + data + b"\0" * rng.randint(0, 64)
-
-
-def _line_endings(rng: random.Random, data: bytes) -> bytes:
-    return data.replace(b"\n", rng.choice([b"\r", b"\r\n", b"\n\r", b"\r\r\n"]))
-
-
-def _reencode(rng: random.Random, data: bytes) -> bytes:
-    text = data.decode("utf-8", "replace")
-    codec = rng.choice(["utf-16", "utf-16-le", "utf-16-be", "latin-1", "utf-8-sig"])
-    return text.encode(codec, "replace")
-
-
-def _bad_utf8(rng: random.Random, data: bytes) -> bytes:
-    buf = bytearray(data)
-    for _ in range(rng.randint(1, 8)):
-        buf.insert(rng.randrange(len(buf) + 1), rng.choice([0xC3, 0xFF, 0xFE, 0x80, 0xED]))
-    return bytes(buf)
-
-
-def _splice(rng: random.Random, data: bytes, other: bytes) -> bytes:
-    return data[: rng.randrange(len(data) + 1)] + other[rng.randrange(len(other) + 1) :]
-
-
-MUTATIONS: tuple[Callable[[random.Random, bytes], bytes], ...] = (
-    _truncate,
-    _flip,
-    _insert,
-    _drop_lines,
-    _shuffle,
-    _nul_pad,
-    _line_endings,
-    _reencode,
-    _bad_utf8,
-)
-
-
-# Huge inputs find the quadratic and the unbounded; they are also what makes a campaign slow,
-# so one input in twenty grows big and the rest stay the size of real artefacts.
-BIG_MUTATIONS = (_repeat_line, _long_line)
-BIG_SHARE = 0.05
-
-
-MAX_INPUT_BYTES = 64 * 1024 * 1024  # past this every input is refused by size: nothing to learn
-
-
-def mutate(rng: random.Random, seeds: list[bytes]) -> bytes:
-    data = rng.choice(seeds)
-    for _ in range(rng.choice((1, 1, 1, 2, 3))):
-        roll = rng.random()
-        if roll < BIG_SHARE:
-            data = rng.choice(BIG_MUTATIONS)(rng, data)
-        elif roll < BIG_SHARE + 0.1:
-            data = _splice(rng, data, rng.choice(seeds))
-        else:
-            data = rng.choice(MUTATIONS)(rng, data)
-        data = data[:MAX_INPUT_BYTES]
-    return data
-
-
-def load_seeds() -> list[bytes]:
-    seeds = []
-    for folder in SEED_DIRS:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and not path.is_symlink():
-                seeds.append(path.read_bytes()[:MAX_SEED_BYTES])
-    return [s for s in seeds if s]
-
-
-# ---------------------------------------------------------------- targets
-
-
-def _target(name: str) -> Callable[[bytes], object]:
-    """The function one input goes through, as ingest would call it."""
-    from vllm_triage.ingest.decode import check_text, decode_all
-
-    if name == "triage":
-        from vllm_triage.analysis.triage import analyse_log
-        from vllm_triage.engine.scan import scan
-        from vllm_triage.ingest.sources import Source
-        from vllm_triage.pipeline import load_rules
-
-        compiled = load_rules()
-
-        def run_triage(data: bytes) -> object:
-            source = Source(name="fuzz.log", opener=lambda: io.BytesIO(data), size=len(data), role="vllm_log")
-            return analyse_log(scan(source, compiled), compiled)
-
-        return run_triage
-
-    from vllm_triage.fingerprint.combine import ARTEFACT_MAX_BYTES, LOG_HEAD_BYTES
-    from vllm_triage.parsers.registry import REGISTRY
-
-    found = REGISTRY[name]
-    # What the combiner hands a parser: an artefact's first 16 MiB, a log's first 5 MiB.
-    limit = LOG_HEAD_BYTES if name == "vllm_log" else ARTEFACT_MAX_BYTES
-
-    def run_parser(data: bytes) -> object:
-        data = data[:limit]
-        text = decode_all(data, check_text(data[:65536], "fuzz.txt"))
-        found.looks_like(text)
-        return found.read(text, "fuzz.txt", "gpu")
-
-    return run_parser
-
-
-@dataclass
-class Report:
-    target: str
-    inputs: int = 0
-    refused: int = 0  # InputError: a documented, clean refusal
-    crashes: list[str] = field(default_factory=list)
-    hangs: list[str] = field(default_factory=list)
-    slowest: float = 0.0
-    slowest_size: int = 0
-    seconds: float = 0.0
-
+from fuzz_mutate import Corpus  # noqa: E402
+from fuzz_targets import TARGETS  # noqa: E402
+from fuzz_worker import new_delta, save_failure, serve  # noqa: E402
 
 # Per worker address space: a blow-up becomes a MemoryError, saved, not the machine's OOM killer.
 # Address space, not resident memory: polars reserves several GiB it never touches.
 MEMORY_LIMIT = 10 * 1024**3
+STATE_VERSION = 1
 
 
-def _work(target: str, seed: int, count: int, timeout: float, out: str) -> Report:
-    import resource
+class Worker:
+    """One forked worker, the range it is on, and how far its reports have come."""
 
-    from vllm_triage.core.errors import InputError
+    def __init__(self, config: dict[str, Any]) -> None:
+        ctx = mp.get_context("fork")
+        self.conn, child = ctx.Pipe()
+        # [index of the current input, its start (monotonic), the worker's CPU seconds then]
+        self.status = ctx.RawArray("d", 3)
+        self.proc = ctx.Process(target=serve, args=(child, self.status, config), daemon=True)
+        self.proc.start()
+        child.close()
+        self.task: tuple[str, int, int] | None = None
+        self.upto = 0
 
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    progress = Path(out) / f"progress-{os.getpid()}"
-    rng = random.Random(seed)
-    seeds = load_seeds()
-    run = _target(target)
-    report = Report(target)
-    signal.signal(signal.SIGALRM, _alarm)
+    def give(self, task: tuple[str, int, int]) -> None:
+        self.task, self.upto = task, task[1]
+        self.status[0], self.status[1] = task[1], 0.0
+        self.conn.send(task)
+
+    def stuck(self, cpu_limit: float, wall_limit: float) -> str | None:
+        """Why the worker counts as stuck on its input, or None. CPU time first: on a shared
+        machine under `nice` a worker may get a few % of a core, and wall time alone would call
+        a slow-but-running input a hang. Wall time catches a worker blocked without using CPU."""
+        if not self.status[1]:
+            return None
+        wall = time.monotonic() - self.status[1]
+        cpu = _cpu_seconds(self.proc.pid) - self.status[2]
+        if cpu > cpu_limit:
+            return f"stuck over {cpu_limit:g} s of CPU on one input (watchdog)"
+        if wall > wall_limit:
+            return f"stuck over {wall_limit:g} s of wall time on one input (watchdog)"
+        return None
+
+    def stop(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of a process, all threads (what its time.process_time() says)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _merge(total: dict[str, Any], delta: dict[str, Any]) -> None:
+    for key in ("inputs", "refused", "cli_runs", "cpu", "small_inputs", "small_cpu"):
+        total[key] += delta[key]
+    for key in ("crashes", "hangs", "blowups", "cli_failures"):
+        total[key].extend(delta[key])
+    if delta["slowest"] > total["slowest"]:
+        for key in ("slowest", "slowest_size", "slowest_index"):
+            total[key] = delta[key]
+
+
+def _add_done(done: list[list[int]], start: int, end: int) -> None:
+    """Add [start, end) to a sorted list of disjoint ranges, joining neighbours."""
+    if end <= start:
+        return
+    done.append([start, end])
+    done.sort()
+    merged: list[list[int]] = []
+    for s, e in done:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    done[:] = merged
+
+
+def _missing(done: list[list[int]], budget: int) -> list[tuple[int, int]]:
+    gaps, at = [], 0
+    for s, e in done:
+        if s > at:
+            gaps.append((at, min(s, budget)))
+        at = max(at, e)
+    if at < budget:
+        gaps.append((at, budget))
+    return [(s, e) for s, e in gaps if e > s]
+
+
+def _plan(state: dict[str, Any], budgets: dict[str, int], batch: dict[str, int]) -> deque:
+    """Ranges still to run, interleaved so every target advances at the same share of its budget
+    (a campaign stopped early has run about the same fraction of each)."""
+    chunks = []
+    for target, budget in budgets.items():
+        for s, e in _missing(state["targets"][target]["done"], budget):
+            for start in range(s, e, batch[target]):
+                chunks.append(
+                    (start / budget, TARGETS.index(target), (target, start, min(e, start + batch[target])))
+                )
+    chunks.sort()
+    return deque(task for _, _, task in chunks)
+
+
+def _new_state(seed: int, targets: list[str]) -> dict[str, Any]:
+    return {
+        "version": STATE_VERSION,
+        "seed": seed,
+        "targets": {t: new_delta() | {"done": []} for t in targets},
+        "wall": 0.0,
+    }
+
+
+def _save_state(state_dir: str | None, state: dict[str, Any]) -> None:
+    if not state_dir:
+        return
+    path = Path(state_dir) / "state.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    os.replace(tmp, path)  # a kill mid-write leaves the previous checkpoint, never half a file
+
+
+def _run(args: argparse.Namespace, state: dict[str, Any], budgets: dict[str, int], out: str) -> bool:
+    """Run the plan over `args.jobs` workers; False when stopped early (SIGINT/SIGTERM)."""
+    config = {
+        "seed": args.seed,
+        "timeout": args.timeout,
+        "out": out,
+        "memory": MEMORY_LIMIT,
+        "cli_every": args.cli_every,
+        "cli_timeout": args.cli_timeout,
+    }
+    ratio = {t: max(1, budgets[t] * args.batch // max(budgets.values())) for t in budgets}
+    tasks = _plan(state, budgets, ratio)
+    # The worker's own SIGPROF fires at --timeout; the watchdog is for code that never sees it.
+    cpu_limit, wall_limit = 2 * args.timeout + 5, max(20 * args.timeout, args.cli_timeout) + 60
+    corpus = Corpus()  # to save the input a killed worker was on
+    stop = {"asked": False}
+
+    def ask_stop(_signum: int, _frame: object) -> None:
+        stop["asked"] = True
+
+    old = {s: signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    workers = [Worker(config) for _ in range(max(1, min(args.jobs, len(tasks))))]
+    started, last_save = time.monotonic(), 0.0
+    try:
+        while not stop["asked"]:
+            for w in workers:
+                if w.task is None and tasks:
+                    w.give(tasks.popleft())
+            busy = [w for w in workers if w.task is not None]
+            if not busy:
+                break
+            ready = wait([w.conn for w in busy], timeout=0.5)
+            for i, w in enumerate(list(workers)):
+                if w.task is None:
+                    continue
+                if w.conn in ready:
+                    try:
+                        kind, target, start, end, delta = w.conn.recv()
+                    except (EOFError, OSError):
+                        workers[i] = _lost(w, "died", state, tasks, corpus, config)
+                        continue
+                    _merge(state["targets"][target], delta)
+                    _add_done(state["targets"][target]["done"], start, end)
+                    w.upto = end
+                    if kind == "done":
+                        w.task = None
+                elif why := w.stuck(cpu_limit, wall_limit):
+                    workers[i] = _lost(w, why, state, tasks, corpus, config)
+                elif not w.proc.is_alive():
+                    workers[i] = _lost(w, "died", state, tasks, corpus, config)
+            if time.monotonic() - last_save > 2:
+                _save_state(args.state, state)
+                last_save = time.monotonic()
+    finally:
+        for w in workers:  # between inputs or not, a worker has nothing left worth waiting for
+            w.stop()
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        state["wall"] += time.monotonic() - started
+        _save_state(args.state, state)
+    return not stop["asked"]
+
+
+def _lost(w: Worker, how: str, state: dict, tasks: deque, corpus: Corpus, config: dict) -> Worker:
+    """A worker killed or dead mid-range: record the input it was on, queue the rest of its range
+    (from its last report; the inputs before the culprit are rerun), start a new worker."""
+    assert w.task is not None
+    target, _start, end = w.task
+    index = int(w.status[0])
+    if w.proc.is_alive():
+        w.proc.kill()
+    w.proc.join()
+    code = w.proc.exitcode
+    data = corpus.make(config["seed"], TARGETS.index(target), target, index)
+    why = f"worker {how} (exit code {code}) on this input"
+    total = state["targets"][target]
+    # SIGKILL from outside is the kernel's OOM killer: memory; anything else dead is a crash.
+    kind = "hangs" if "watchdog" in how else "blowups" if code == -signal.SIGKILL else "crashes"
+    total[kind].append(save_failure(config["out"], target, config["seed"], index, data, why))
+    total["inputs"] += 1
+    _add_done(total["done"], index, index + 1)
+    if index + 1 < end:
+        tasks.appendleft((target, index + 1, end))
+    if w.upto < index:
+        tasks.appendleft((target, w.upto, index))
+    w.conn.close()
+    return Worker(config)
+
+
+def _table(state: dict[str, Any], timeout: float) -> str:
+    rows = [
+        f"| target | inputs | refused (exit 4) | crashes | hangs (> {timeout:g} s CPU) | blow-ups "
+        "| CLI runs (wrong) | inputs/s per core | small inputs/s | slowest (CPU) | its size |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for target, r in state["targets"].items():
+        rate = r["inputs"] / r["cpu"] if r["cpu"] else 0
+        small = r["small_inputs"] / r["small_cpu"] if r["small_cpu"] else 0
+        rows.append(
+            f"| {target} | {r['inputs']:,} | {r['refused']:,} | {len(r['crashes'])} | {len(r['hangs'])} "
+            f"| {len(r['blowups'])} | {r['cli_runs']:,} ({len(r['cli_failures'])}) | {rate:,.0f} "
+            f"| {small:,.0f} "
+            f"| {r['slowest'] * 1000:,.0f} ms | {r['slowest_size']:,} B |"
+        )
+    return "\n".join(rows)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """One input, in this process, with its traceback: the repro of a saved failure."""
+    import traceback
+
+    from fuzz_targets import entry_point, is_refusal
+
+    target = args.targets.split(",")[0]
+    if args.replay:
+        data = Path(args.replay).read_bytes()
+    else:
+        data = Corpus().make(args.seed, TARGETS.index(target), target, args.index)
     started = time.perf_counter()
-    for i in range(count):
-        try:
-            data = mutate(rng, seeds)
-        except MemoryError:
-            continue  # the generator itself, not the tool: no finding
-        # If the worker dies outright (a native abort), the parent replays this input from here.
-        progress.write_text(f"{target} {seed} {i}\n")
-        t0 = time.perf_counter()
-        try:
-            signal.setitimer(signal.ITIMER_REAL, timeout)
-            try:
-                run(data)
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        except Hang:
-            report.hangs.append(_save(out, target, seed, i, data, "hang"))
-        except InputError:
-            report.refused += 1
-        except Exception:
-            report.crashes.append(_save(out, target, seed, i, data, traceback.format_exc(limit=6)))
-        elapsed = time.perf_counter() - t0
-        if elapsed > report.slowest:
-            report.slowest, report.slowest_size = elapsed, len(data)
-        report.inputs += 1
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-def _save(out: str, target: str, seed: int, i: int, data: bytes, why: str) -> str:
-    folder = Path(out) / target
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{seed}-{i}.bin"
-    path.write_bytes(data)
-    (folder / f"{seed}-{i}.why.txt").write_text(why, encoding="utf-8")
-    return str(path)
-
-
-def _batches(total: int, size: int) -> Iterator[int]:
-    while total > 0:
-        yield min(size, total)
-        total -= size
+    try:
+        entry_point(target)(data)
+    except Exception as exc:
+        if not is_refusal(exc):
+            traceback.print_exc()
+            return 1
+        print(f"refused: {exc}")
+    print(f"{target}: {len(data):,} B in {time.perf_counter() - started:.3f} s")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=10_000, help="inputs per target")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds one input may take")
+    parser.add_argument(
+        "--triage-inputs", type=int, default=None, help="inputs for triage (default --inputs)"
+    )
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    parser.add_argument("--timeout", type=float, default=10.0, help="CPU seconds one input may take")
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--batch", type=int, default=5_000, help="inputs per worker task")
-    parser.add_argument("--out", default=None, help="where crashing and hanging inputs are saved")
-    parser.add_argument("--quick", action="store_true", help="CI budget: smaller batches")
+    parser.add_argument("--batch", type=int, default=20_000, help="inputs per range a worker is given")
+    parser.add_argument(
+        "--cli-every", type=int, default=1000, help="1 input in N also through the CLI (0: never)"
+    )
+    parser.add_argument("--cli-timeout", type=float, default=120.0, help="seconds one CLI run may take")
+    parser.add_argument(
+        "--out", default=None, help="where failing inputs are saved (default: --state or a temp dir)"
+    )
+    parser.add_argument("--state", default=None, help="checkpoint folder (state.json), for --resume")
+    parser.add_argument("--resume", action="store_true", help="continue the campaign in --state")
+    parser.add_argument("--quick", action="store_true", help="CI budget: small ranges, no saved state")
+    parser.add_argument("--replay", default=None, help="run one saved input (first of --targets) and exit")
+    parser.add_argument("--index", type=int, default=None, help="with --seed: rebuild and run input N")
     args = parser.parse_args(argv)
-    out = args.out or tempfile.mkdtemp(prefix="vllm-triage-fuzz-")
-    Path(out).mkdir(parents=True, exist_ok=True)
-    batch = 500 if args.quick else args.batch
     targets = [t for t in args.targets.split(",") if t]
     unknown = set(targets) - set(TARGETS)
     if unknown:
         parser.error(f"unknown target(s): {', '.join(sorted(unknown))}")
-    totals = {t: Report(t) for t in targets}
-    started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = []
-        for t_index, target in enumerate(targets):
-            for b_index, count in enumerate(_batches(args.inputs, batch)):
-                seed = args.seed * 1_000_003 + t_index * 10_007 + b_index
-                futures.append(pool.submit(_work, target, seed, count, args.timeout, out))
-        for future in futures:
-            try:
-                r = future.result()
-            except BrokenProcessPool:
-                print(f"a worker died; its last input is named in {out}/progress-*", file=sys.stderr)
-                return 1
-            total = totals[r.target]
-            total.inputs += r.inputs
-            total.refused += r.refused
-            total.crashes += r.crashes
-            total.hangs += r.hangs
-            total.seconds += r.seconds
-            if r.slowest > total.slowest:
-                total.slowest, total.slowest_size = r.slowest, r.slowest_size
-    wall = time.perf_counter() - started
-    print(
-        f"| target | inputs | refused (exit 4) | crashes | hangs (> {args.timeout:g} s) | slowest "
-        f"| its size |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for r in totals.values():
-        print(
-            f"| {r.target} | {r.inputs:,} | {r.refused:,} | {len(r.crashes)} | {len(r.hangs)} "
-            f"| {r.slowest * 1000:.0f} ms | {r.slowest_size:,} B |"
-        )
-    print(f"wall {wall:.0f} s on {args.jobs} worker(s); failing inputs saved under {out}")
-    bad = [p for r in totals.values() for p in r.crashes + r.hangs]
+    if args.replay or args.index is not None:
+        return _replay(args)
+    if args.quick:
+        args.batch = min(args.batch, 100)
+    if args.state:
+        Path(args.state).mkdir(parents=True, exist_ok=True)
+    out = args.out or args.state or tempfile.mkdtemp(prefix="vllm-triage-fuzz-")
+    Path(out).mkdir(parents=True, exist_ok=True)
+    state_file = Path(args.state) / "state.json" if args.state else None
+    if state_file and state_file.exists():
+        if not args.resume:
+            parser.error(f"{state_file} exists: pass --resume to continue it, or another --state")
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+        if state.get("version") != STATE_VERSION or state["seed"] != args.seed:
+            parser.error(f"{state_file} is a campaign with seed {state.get('seed')}: pass --seed to match")
+        for t in targets:
+            state["targets"].setdefault(t, new_delta() | {"done": []})
+    else:
+        state = _new_state(args.seed, targets)
+    budgets = {
+        t: args.triage_inputs if t == "triage" and args.triage_inputs is not None else args.inputs
+        for t in targets
+    }
+    finished = _run(args, state, budgets, out)
+    shown = {"targets": {t: state["targets"][t] for t in targets}}
+    print(_table(shown, args.timeout))
+    print(f"wall {state['wall']:.0f} s on {args.jobs} worker(s); failing inputs saved under {out}/failures")
+    if not finished:
+        again = " ".join(a for a in (argv if argv is not None else sys.argv[1:]) if a != "--resume")
+        print(f"stopped early; continue with: python benchmarks/fuzz.py {again} --resume", file=sys.stderr)
+    bad = [
+        p
+        for t in targets
+        for k in ("crashes", "hangs", "blowups", "cli_failures")
+        for p in state["targets"][t][k]
+    ]
     for path in bad[:20]:
         print(f"  {path}", file=sys.stderr)
     return 1 if bad else 0

@@ -278,3 +278,33 @@ def test_a_log_triage_reads_has_its_configuration_read(transport: str) -> None:
     result = vllm_log_config.parse(text, "vllm.log")
     assert result.facts["vllm.version"].value == "0.11.0"
     assert result.knobs["arg.tensor_parallel_size"].value == 2
+
+
+def test_ray_repeat_tail_is_dropped_in_linear_time() -> None:
+    # Fuzz finding: `\s*\[repeated …\]\s*$` was tried at every space of a long line — a 160 KB
+    # line of spaces took seconds per line in the Python path (sniffing a log, launch pastes).
+    import time
+
+    from vllm_triage.ingest.prefixes import split_line
+
+    tagged = "INFO 11-20 10:02:25 pynccl.py:69] vLLM is using nccl==2.21.5 [repeated 6x across cluster] "
+    assert split_line(tagged).message == "vLLM is using nccl==2.21.5"
+    assert split_line("a [repeated 2x across cluster] b").message == "a [repeated 2x across cluster] b"
+    started = time.process_time()
+    long_line = "INFO 11-20 10:02:25 core.py:1] x" + " " * 400_000 + "y"
+    assert split_line(long_line).message.endswith("y")
+    assert split_line("z" + " " * 400_000 + "[repeated 3x across cluster]").message == "z"
+    assert time.process_time() - started < 1.0
+
+
+def test_last_redraw_is_taken_in_linear_time() -> None:
+    # Fuzz finding: `([^\r]*)$` searched from every start, each scanning to the next `\r`: a log
+    # line of 70 KB of tabs and then a redraw took over 10 s.
+    import time
+
+    from vllm_triage.ingest.prefixes import split_line
+
+    assert split_line("Loading  10%\rLoading  50%\rINFO 10-14 07:02:55 [core.py:1] done\r").message == "done"
+    started = time.process_time()
+    assert split_line("INFO 10-14 07:02:55 [core.py:1] x" + "\t" * 200_000 + "\rlast").message == "last"
+    assert time.process_time() - started < 1.0

@@ -392,3 +392,16 @@ def test_wrong_format_is_reported_as_a_note() -> None:
     assert result.kind == collect_env.KIND_UNKNOWN
     assert result.facts == {} and result.knobs == {}
     assert result.notes
+
+
+def test_a_long_line_of_spaces_without_a_colon_is_linear() -> None:
+    # Fuzz finding: `key` (spaces allowed) then `\s*` split each run of spaces every way.
+    import time
+
+    from vllm_triage.parsers import collect_env
+
+    started = time.process_time()
+    collect_env.parse(
+        "PyTorch version: 2.5.1\nIs CUDA available" + " " * 100_000 + "x: True\n", "c.txt", "host"
+    )
+    assert time.process_time() - started < 2.0

@@ -183,3 +183,40 @@ def test_unterminated_quote_reads_to_the_end() -> None:
     result = env_file.parse('A=1\nB="never closed\nC=3\n', "x.env")
     assert result.knobs["env.A"].value == "1"
     assert result.knobs["env.B"].value == "never closed\nC=3"
+
+
+def test_inline_comment_cut_in_linear_time() -> None:
+    # Fuzz finding: the unquoted value was split on `\s+#`, which rescans a run of whitespace
+    # from every one of its characters: 110 KB of tabs in one value took over 10 s.
+    import time
+
+    result = env_file.parse("NCCL_DEBUG=INFO   # for the repro\nA=x#y\nB=1\t#two\n", "vllm.env")
+    assert {k: v.value for k, v in result.knobs.items()} == {
+        "env.NCCL_DEBUG": "INFO",
+        "env.A": "x#y",
+        "env.B": "1",
+    }
+    started = time.process_time()
+    long_value = env_file.parse("VLLM_LOGGING_LEVEL=DEBUG" + "\t" * 200_000 + "x\n", "vllm.env")
+    assert long_value.knobs["env.VLLM_LOGGING_LEVEL"].value.endswith("x")
+    assert time.process_time() - started < 2.0
+
+
+def test_unclosed_quote_over_many_lines_is_linear() -> None:
+    # Fuzz finding: a quoted value was rescanned from its start for every line added to it, so a
+    # quote never closed in a long file took over 10 s.
+    import time
+
+    text = 'A="one\nline \\"two\\"\nend" \nB=2\nD="never\nE=5\n'
+    assert {k: v.value for k, v in env_file.parse(text, "x.env").knobs.items()} == {
+        "env.A": 'one\nline "two"\nend',
+        "env.B": "2",
+        "env.D": "never\nE=5",
+    }
+    started = time.process_time()
+    assert (
+        env_file.parse('VLLM_X="open\n' + "x\n" * 30_000, "x.env")
+        .knobs["env.VLLM_X"]
+        .value.startswith("open")
+    )
+    assert time.process_time() - started < 2.0

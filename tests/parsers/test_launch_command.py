@@ -662,3 +662,17 @@ def test_a_script_shown_with_cat_at_a_prompt_is_read_when_the_commands_launch_no
 def test_a_file_shown_with_cat_that_is_no_script_is_not_read_as_commands() -> None:
     text = "$ cat notes.txt\nvllm serve would be nice here\n$ nvidia-smi -L\n"
     assert "launcher" not in parse(text, "paste.txt").knobs
+
+
+def test_sniffing_blank_lines_is_linear() -> None:
+    # Fuzz finding: line-start patterns such as `^\s*kind:` under re.M let `\s*` run across every
+    # following blank line from every line start: 16,000 blank lines took over 10 s to sniff.
+    import time
+
+    from vllm_triage.parsers.launch.sniff import looks_like
+
+    compose = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.8.5\n    command: --model m\n"
+    started = time.process_time()
+    assert looks_like("export A=1\n" + "\n" * 40_000 + "kind: Pod\n") is None
+    assert looks_like(compose + "\n" * 40_000) == "compose"
+    assert time.process_time() - started < 2.0

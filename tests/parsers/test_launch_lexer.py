@@ -85,3 +85,23 @@ def test_windows_paths_keep_their_backslashes():
     rooted = [token.text for token in tokenize_string(r"vllm serve \models\phi-4", 1, notes=notes)]
     assert rooted == ["vllm", "serve", r"\models\phi-4"]  # more than one backslash: a path
     assert notes == []
+
+
+def test_a_long_script_is_lexed_in_linear_time() -> None:
+    # Fuzz finding: Logical.add grew its text by `+=` on an attribute, copying the whole text for
+    # every line: a request paste of 20,000 lines took seconds in the lexer alone.
+    import time
+
+    from vllm_triage.parsers.launch.lexer import lex_script
+
+    line = "curl -s http://localhost:8000/v1/models\n"
+    started = time.process_time()
+    small = lex_script(line * 4_000)
+    small_time = time.process_time() - started
+    started = time.process_time()
+    commands = lex_script(line * 32_000)
+    big_time = time.process_time() - started
+    assert len(small) == 4_000 and len(commands) == 32_000
+    assert commands[-1].words[0].text == "curl" and commands[-1].words[0].line == 32_000
+    # 8 times the input: linear is about 8 times the time, the old quadratic copy about 30 times.
+    assert big_time < 16 * small_time + 0.5

@@ -320,3 +320,20 @@ def test_a_long_hostile_line_is_read_in_linear_time(filler):
     request.looks_like(text)
     request.parse(text, "r.txt")
     assert time.perf_counter() - started < 20
+
+
+def test_deeply_nested_json_body_is_a_note_not_a_crash() -> None:
+    # Fuzz finding: thousands of `[` made json's decoder raise RecursionError out of parse().
+    from vllm_triage.parsers import request as request_parser
+
+    result = request_parser.parse('{"model": "m", "messages": ' + "[" * 100_000 + "\n", "request.json")
+    assert any("nested too deeply" in note for note in result.notes)
+
+
+def test_deeply_nested_json_in_a_sniff_or_a_curl_body_is_no_crash() -> None:
+    from vllm_triage.parsers import request as request_parser
+
+    deep = "[" * 100_000
+    assert request_parser.looks_like(deep + "\n") in (True, False)
+    result = request_parser.parse(f"curl http://localhost:8000/v1/chat/completions -d '{deep}'\n", "r.sh")
+    assert result.kind

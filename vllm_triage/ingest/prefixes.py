@@ -147,7 +147,9 @@ _UVICORN_RE = _compiled(UVICORN)
 _C10D_RE = _compiled(C10D)
 _GLOG_RE = _compiled(GLOG)
 _ISO_RE = _compiled(ISO_LOGGER)
-_RAY_REPEAT_RE = _compiled(RAY_REPEAT)
+# RAY_REPEAT's leading `\s*` is tried at every whitespace run by `re.sub`, quadratic on a line of
+# spaces (a 160 KB line took seconds): the Python path anchors on the bracket and strips before it.
+_RAY_REPEAT_TAIL_RE = _compiled(r"\[repeated \d+x across cluster\]\s*$")
 
 
 def strip_ansi(text: str) -> str:
@@ -203,7 +205,9 @@ def split_line(line: str, json_lines: bool = False) -> Parts:
     if process is not None and ip is not None:
         process = f"{process}@{ip}"
     if "\r" in text:
-        text = re.search(LAST_REDRAW, text.rstrip("\r")).group(1)  # type: ignore[union-attr]
+        # What LAST_REDRAW extracts, without `re.search`: it tries every start and each scans to
+        # the next `\r`, quadratic on a long piece before one (70 KB of tabs took over 10 s).
+        text = text.rstrip("\r").rsplit("\r", 1)[-1]
     rank = None
     ranked = _RANK_RE.match(text)
     if ranked:
@@ -272,11 +276,19 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
             level = groups["level"]
             stamp = f"{groups['date']} {groups['time']}" if groups["date"] else None
         source = groups["src"] or groups.get("bsrc") or groups.get("lsrc")
-        return name, level, stamp, source, _RAY_REPEAT_RE.sub("", groups["msg"])
+        return name, level, stamp, source, _drop_ray_repeat(groups["msg"])
     uvicorn = _UVICORN_RE.match(text)
     if uvicorn:
-        return "uvicorn", uvicorn.group("level"), None, None, _RAY_REPEAT_RE.sub("", uvicorn.group("msg"))
-    return None, None, None, None, _RAY_REPEAT_RE.sub("", text)
+        return "uvicorn", uvicorn.group("level"), None, None, _drop_ray_repeat(uvicorn.group("msg"))
+    return None, None, None, None, _drop_ray_repeat(text)
+
+
+def _drop_ray_repeat(message: str) -> str:
+    """`message` without Ray's `[repeated 3x across cluster]` tail (what RAY_REPEAT removes), linear."""
+    if "[repeated " not in message:
+        return message
+    tail = _RAY_REPEAT_TAIL_RE.search(message)
+    return message[: tail.start()].rstrip() if tail else message
 
 
 def _unwrap_json(text: str) -> tuple[str, dict[str, object]]:

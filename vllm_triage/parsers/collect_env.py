@@ -87,7 +87,11 @@ _KNOWN_KEYS = {
 # What collect_env prints when it has nothing: the value is absent, not a version.
 _MISSING = {"", "none", "n/a", "could not collect", "no cuda", "not set", "no relevant packages"}
 
-_KEY_VALUE = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9 _/().-]*?)\s*:(?:\s(?P<value>.*)|$)")
+# The key ends on a non-space: a key class holding spaces next to `\s*` split every run of
+# spaces both ways, quadratic on a line that then has no colon (fuzz: 180 KB took 50 s).
+_KEY_VALUE = re.compile(
+    r"^(?P<key>[A-Za-z](?:[A-Za-z0-9 _/().-]*?[A-Za-z0-9_/().-])?)\s*:(?:\s(?P<value>.*)|$)"
+)
 _BANNER = re.compile(r"^\s*={10,}\s*$")
 _GPU_LINE = re.compile(r"^\s*GPU (?P<index>\d+): (?P<model>.+?)\s*(?:\(UUID: [^)]*\))?\s*$")
 _MIG_LINE = re.compile(r"^\s+MIG \S+")

@@ -178,7 +178,7 @@ def _load_json_prefix(text: str) -> Any:
     try:
         value, _ = json.JSONDecoder().raw_decode(text)
         return value
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested thousands deep (fuzz)
         return _scalar_fields(text) or None
 
 
@@ -223,6 +223,9 @@ def _parse_json_document(text: str, file: str, result: ParseResult) -> None:
     body = text[start:]
     try:
         obj, end = json.JSONDecoder().raw_decode(body)
+    except RecursionError:  # fuzz finding: thousands of `[` overflow the decoder's stack
+        result.notes.append(f"{file}: the JSON body is nested too deeply to read")
+        return
     except ValueError as error:
         result.notes.append(
             f"{file}: the JSON body is cut ({getattr(error, 'msg', error)}); readable fields kept, "
@@ -287,6 +290,9 @@ def _record_curl_body(body: _Token, text: str, file: str, result: ParseResult) -
     first_line = body.line + body.text.count("\n", 0, len(body.text) - len(stripped))
     try:
         obj, _ = json.JSONDecoder().raw_decode(stripped)
+    except RecursionError:
+        result.notes.append(f"{file}:{body.line}: the -d body is nested too deeply to read")
+        return
     except ValueError as error:
         result.notes.append(
             f"{file}:{body.line}: the -d body is not valid JSON ({getattr(error, 'msg', error)}); "
@@ -308,7 +314,7 @@ def _record_body_reference(body: _Token, text: str, file: str, result: ParseResu
             start_line, content = heredoc
             try:
                 obj, _ = json.JSONDecoder().raw_decode(content.strip())
-            except ValueError:
+            except (ValueError, RecursionError):
                 obj = _scalar_fields(content)
             if isinstance(obj, dict):
                 offset = content.count("\n", 0, len(content) - len(content.lstrip()))
@@ -622,7 +628,7 @@ def _read_error_response(text: str, curl: _Curl, file: str, result: ParseResult)
             continue  # inside the command (its body), not printed by the server
         try:
             obj, _ = json.JSONDecoder().raw_decode(text[match.start() :])
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         error = obj.get("error") if isinstance(obj.get("error"), dict) else obj
         message = str(error.get("message", "")).strip() or "the server answered with an error"

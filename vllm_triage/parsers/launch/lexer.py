@@ -32,18 +32,31 @@ class Token:
 class Logical:
     """A command as the shell sees it after continuations: text plus where each piece started."""
 
-    text: str = ""
     starts: list[int] = field(default_factory=list)  # offset of each piece in `text`
     lines: list[int] = field(default_factory=list)  # line number of each piece
     open: bool = False  # the last piece ended with a continuation character
     last_raw: str = ""
+    # The pieces are joined when `text` is read: `self.text += piece` on an attribute copies the
+    # whole text for every line, quadratic on a script of a million lines (seconds per MB).
+    _pieces: list[str] = field(default_factory=list, repr=False)
+    _length: int = 0
+    _joined: str | None = field(default=None, repr=False)
+
+    @property
+    def text(self) -> str:
+        if self._joined is None:
+            self._joined = "".join(self._pieces)
+        return self._joined
 
     def add(self, line: int, piece: str, sep: str) -> None:
-        if self.text:
-            self.text += sep
-        self.starts.append(len(self.text))
+        if self._length:
+            self._pieces.append(sep)
+            self._length += len(sep)
+        self.starts.append(self._length)
         self.lines.append(line)
-        self.text += piece
+        self._pieces.append(piece)
+        self._length += len(piece)
+        self._joined = None
 
     def line_at(self, offset: int) -> int | None:
         if not self.lines:
@@ -157,9 +170,13 @@ class _Tokenizer:
             elif src.startswith(_OPERATORS, self.pos):
                 self._op(next(op for op in _OPERATORS if src.startswith(op, self.pos)))
             else:
+                # A run of ordinary characters at once: one loop turn per character made the
+                # lexer the slowest step of reading a launch command or a curl paste.
                 self._start()
-                self.buf.append(char)
-                self.pos += 1
+                plain = _PLAIN_RUN.match(src, self.pos)
+                end = plain.end() if plain else self.pos + 1
+                self.buf.append(src[self.pos : end])
+                self.pos = end
         self._flush()
         return self.tokens
 
@@ -293,6 +310,9 @@ class _Tokenizer:
 
 
 _CONTINUATION = re.compile(r"[\\`^]\r?\n")
+# Characters no branch of _Tokenizer.run treats specially (whitespace, quotes, escapes, `$`,
+# backticks, redirections, operators, comments and continuation marks excluded).
+_PLAIN_RUN = re.compile(r"[^ \t\n\r'\"\\$`<>&|;#^]+")
 
 
 def _continuation_at(text: str, pos: int) -> int:

@@ -34,7 +34,7 @@ from vllm_triage.parsers.launch.vllm_args import key_dest
 from vllm_triage.parsers.launch.yaml_doc import YamlDoc, load_yaml, yaml_scalar
 
 PYTHON_LLM_CONFIG = re.compile(r"\bLLMConfig\s*\(")
-YAML_LLM_CONFIG = re.compile(r"^\s*(?:-\s+)?(?:llm_configs|model_loading_config):", re.M)
+YAML_LLM_CONFIG = re.compile(r"^[ \t]*(?:-\s+)?(?:llm_configs|model_loading_config):", re.M)
 
 
 @dataclass

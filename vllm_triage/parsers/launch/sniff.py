@@ -14,7 +14,7 @@ from vllm_triage.parsers.launch.systemd import looks_like_unit
 # Text that belongs to another parser even when it quotes a launch command.
 _OTHER_FORMATS = re.compile(
     r"non-default args:|\bNamespace\(|NVIDIA-SMI \d|Collecting environment information"
-    r"|^PyTorch version:|^vLLM Version\s*:|^\s*\"(?:Entrypoint|HostConfig|Config)\"\s*:",
+    r"|^PyTorch version:|^vLLM Version\s*:|^[ \t]*\"(?:Entrypoint|HostConfig|Config)\"\s*:",
     re.M,
 )
 
@@ -29,35 +29,38 @@ _LOG_LINE = re.compile(
 _JSON_START = re.compile(r"^\s*(?:\{|\[\s*[{\[\"\d\]])")
 
 
-_SUPERVISORD = re.compile(r"^\s*\[program:[^\]]+\]", re.M)
+_SUPERVISORD = re.compile(r"^[ \t]*\[program:[^\]]+\]", re.M)
 
 
-_SUPERVISORD_COMMAND = re.compile(r"^\s*command\s*=.*(?:vllm|api_server)", re.M)
+_SUPERVISORD_COMMAND = re.compile(r"^[ \t]*command\s*=.*(?:vllm|api_server)", re.M)
 
 
-_K8S = re.compile(r"^\s*(?:-\s+)?containers:\s*$", re.M)
+_K8S = re.compile(r"^[ \t]*(?:-\s+)?containers:\s*$", re.M)
 
 
-_K8S_KIND = re.compile(r"^\s*kind:\s*\w+", re.M)
+_K8S_KIND = re.compile(r"^[ \t]*kind:\s*\w+", re.M)
 
 
 _COMPOSE = re.compile(r"^services:\s*$", re.M)
 
 
 _YAML_VLLM = re.compile(
-    r"^\s*(?:-\s+)?(?:image|command|entrypoint|args):.*(?:vllm|api_server|--model)", re.M | re.I
+    r"^[ \t]*(?:-\s+)?(?:image|command|entrypoint|args):.*(?:vllm|api_server|--model)", re.M | re.I
 )
 
 
 # `entrypoint:` / `command:` as a block list: the program is an item of its own.
-_YAML_VLLM_ITEM = re.compile(r"^\s*-\s+[\"']?(?:vllm[\"']?\s*$|vllm\.entrypoints\.|python3? -m vllm\.)", re.M)
+_YAML_VLLM_ITEM = re.compile(
+    r"^[ \t]*-\s+[\"']?(?:vllm[\"']?\s*$|vllm\.entrypoints\.|python3? -m vllm\.)", re.M
+)
 _LONE_CONTAINER = re.compile(r"^(?:args|resources|volumeMounts|imagePullPolicy):", re.M)
-_YAML_IMAGE = re.compile(r"^\s*(?:-\s+)?image:", re.M)
+_YAML_IMAGE = re.compile(r"^[ \t]*(?:-\s+)?image:", re.M)
 # Keys of a Kubernetes container that no compose service has, at any indent: a container pasted
-# out of its Deployment keeps the indentation it had there.
+# out of its Deployment keeps the indentation it had there. Indentation is [ \t] (not \s, which
+# would run across every following blank line from every line start: quadratic on blank lines).
 _K8S_CONTAINER_KEYS = re.compile(
-    r"^\s*(?:-\s+)?(?:imagePullPolicy|volumeMounts|containerPort|livenessProbe|readinessProbe|startupProbe"
-    r"|securityContext):|^(\s*)env:[ \t]*\n\1\s*-\s+name:",
+    r"^[ \t]*(?:-\s+)?(?:imagePullPolicy|volumeMounts|containerPort|livenessProbe|readinessProbe|startupProbe"
+    r"|securityContext):|^([ \t]*)env:[ \t]*\n\1[ \t]*-\s+name:",
     re.M,
 )
 
@@ -69,9 +72,9 @@ _YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]+:(?:[ \t]|$)", re.M)
 
 
 _SNIFF_LIMIT = 1_000_000
-_PRODUCTION_STACK = re.compile(r"^(?:servingEngineSpec|modelSpec):\s*$|^\s*(?:-\s+)?modelURL:\s*\S", re.M)
-_HELM_ARGS = re.compile(r"^\s*(?:extraArgs|args|vllmArgs|serverArgs|extra_args|engineArgs):", re.M)
-_HELM_IMAGE = re.compile(r"^\s+repository:\s*\S", re.M)
+_PRODUCTION_STACK = re.compile(r"^(?:servingEngineSpec|modelSpec):\s*$|^[ \t]*(?:-\s+)?modelURL:\s*\S", re.M)
+_HELM_ARGS = re.compile(r"^[ \t]*(?:extraArgs|args|vllmArgs|serverArgs|extra_args|engineArgs):", re.M)
+_HELM_IMAGE = re.compile(r"^[ \t]+repository:\s*\S", re.M)
 
 
 def looks_like(text: str) -> str | None:
@@ -107,7 +110,7 @@ def looks_like(text: str) -> str | None:
             return "helm"  # values of a generic chart: an args list next to image.repository
         if not _COMPOSE.search(head) and _K8S_CONTAINER_KEYS.search(head):
             return "kubernetes"
-        if _COMPOSE.search(head) or re.search(r"^\s+(?:image|command|deploy|environment):", head, re.M):
+        if _COMPOSE.search(head) or re.search(r"^[ \t]+(?:image|command|deploy|environment):", head, re.M):
             return "compose"
         if re.search(r"^image:", head, re.M):  # one container or service body, not indented
             return "kubernetes" if _LONE_CONTAINER.search(head) else "compose"
