@@ -22,8 +22,8 @@ from vllm_triage.parsers.launch.analyse import DESCRIBE, analyse
 from vllm_triage.parsers.launch.lexer import Logical, tokenize, tokenize_string
 from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Shell, Value, emit
 
-UNIT_SECTION = re.compile(r"^\s*\[Service\]\s*$", re.M)
-EXEC_START = re.compile(r"^\s*ExecStart\s*=\s*\S", re.M)
+UNIT_SECTION = re.compile(r"^[ \t]*\[Service\][ \t]*\r?$", re.M)  # [ \t]: linear on blank lines
+EXEC_START = re.compile(r"^[ \t]*ExecStart[ \t]*=[ \t]*\S", re.M)
 
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
 _KEY = re.compile(r"^([A-Za-z][A-Za-z0-9]*)\s*=\s*(.*)$")
