@@ -106,7 +106,8 @@ def block_around(index: StreamIndex, row: Row) -> Block:
             start_row = headline = candidate
         break
     end_row = _block_end(index, row)
-    rows = [r for r in index.rows if start_row.line <= r.line <= end_row.line and r.stream == row.stream]
+    first, last = index.position[start_row.line], index.position[end_row.line]
+    rows = [r for r in index.rows[first : last + 1] if r.stream == row.stream]
     return Block(start_row.line, end_row.line, rows, headline)
 
 

@@ -18,6 +18,7 @@ What proves survival is what the process did next, not the wording of the error:
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -90,6 +91,12 @@ class FatalityJudge:
         self.generating = [
             m.row.line for m in self.markers if m.serving and _GENERATING.search(m.row.message)
         ]
+        # Sorted line numbers, so that each candidate is judged by bisection: a day of serving
+        # holds thousands of per-request errors, each judged against thousands of markers.
+        self._marker_lines = [m.row.line for m in self.markers]
+        self._served_set = set(self.served)
+        self._access = [m for m in self.markers if m.serving and _STATUS.search(m.row.message)]
+        self._access_lines = [m.row.line for m in self._access]
 
     def last_startup_line(self, before: int | None = None) -> Row | None:
         """The last start-up milestone line printed (before `before`): where a silent stop is placed."""
@@ -100,16 +107,16 @@ class FatalityJudge:
         """`doomed`: the process goes on after this error by design but cannot succeed (vLLM logs
         "No platform detected" and carries on until something needs a device), so only the
         server becoming ready or serving proves it was survived, not later start-up steps."""
-        before = [m for m in self.markers if m.row.line < error.line]
-        after = [m for m in self.markers if m.row.line > block_end]
         if self.ready_line is not None and self.ready_line < error.line:
             return self._served_after(block_end)
+        before = self.markers[: bisect.bisect_left(self._marker_lines, error.line)]
+        after = self.markers[bisect.bisect_right(self._marker_lines, block_end) :]
         reached_here = max((m.order for m in before if m.row.stream == error.stream), default=-1)
         reached_any = max((m.order for m in before), default=-1)
         # Judged once per error, not once per serving line after it.
         died = self._died_soon_after(block_end)
         answered = None if died else self._answered(block_end)
-        served = set(self.served)
+        served = self._served_set
         for marker in after:
             if marker.serving:
                 if died:
@@ -141,13 +148,16 @@ class FatalityJudge:
         return None
 
     def _died_soon_after(self, block_end: int) -> bool:
-        return any(block_end < n <= block_end + DEATH_WINDOW_LINES for n in self.consequence_lines)
+        i = bisect.bisect_right(self.consequence_lines, block_end)
+        return i < len(self.consequence_lines) and self.consequence_lines[i] <= block_end + DEATH_WINDOW_LINES
+
+    def answer_after(self, line: int) -> Survival | None:
+        """The 4xx answer to the request that failed at `line`, unless the engine died right after."""
+        return None if self._died_soon_after(line) else self._answered(line)
 
     def _answered(self, block_end: int) -> Survival | None:
         """The first access line after the error is a 4xx: the server answered the failed request."""
-        for marker in self.markers:
-            if not marker.serving or marker.row.line <= block_end:
-                continue
+        for marker in self._access[bisect.bisect_right(self._access_lines, block_end) :]:
             status = _STATUS.search(marker.row.message)
             if status is None:
                 continue
@@ -163,10 +173,11 @@ class FatalityJudge:
         answered = self._answered(block_end)
         if answered is not None:
             return answered
-        line = next((n for n in self.served if n > block_end), None)
+        i = bisect.bisect_right(self.served, block_end)
+        line = self.served[i] if i < len(self.served) else None
         if line is None:
-            heartbeats = [n for n in self.generating if n > block_end]
-            if len(heartbeats) < HEARTBEATS_NEEDED:
+            j = bisect.bisect_right(self.generating, block_end) + HEARTBEATS_NEEDED - 1
+            if j >= len(self.generating):
                 return None
-            line = heartbeats[HEARTBEATS_NEEDED - 1]
+            line = self.generating[j]
         return Survival(line, f"the server went on serving requests (line {line})")

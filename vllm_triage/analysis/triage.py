@@ -342,14 +342,18 @@ def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidat
 def _survival(
     candidate: Candidate, index: StreamIndex, judge: FatalityJudge, out: list[tuple[Candidate, Survival]]
 ) -> bool:
-    block = block_around(index, candidate.row)
-    # A traceback's later lines are part of the error; for a one-line error the block walk may
-    # have absorbed unprefixed lines that follow it (an access log line is no continuation).
-    end = block.end if any(r.tb for r in block.rows) else candidate.row.line
-    doomed = candidate.rule is not None and bool(candidate.rule.extra.get("doomed"))
-    survival = judge.survived(candidate.row, end, doomed)
-    if survival is None and candidate.kind != "consequence":
-        survival = _answered_by_handler(candidate.row)
+    handled = _answered_by_handler(candidate.row) if candidate.kind != "consequence" else None
+    if handled is not None:
+        # Cheap, so first: a day of serving can log thousands of per-request errors. The access
+        # line that answered it, when there is one, is the better evidence to cite.
+        survival: Survival | None = judge.answer_after(candidate.row.line) or handled
+    else:
+        block = block_around(index, candidate.row)
+        # A traceback's later lines are part of the error; for a one-line error the block walk may
+        # have absorbed unprefixed lines that follow it (an access log line is no continuation).
+        end = block.end if any(r.tb for r in block.rows) else candidate.row.line
+        doomed = candidate.rule is not None and bool(candidate.rule.extra.get("doomed"))
+        survival = judge.survived(candidate.row, end, doomed)
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
@@ -402,27 +406,33 @@ def _lone_lines_gone_past(
     reported by code that caught it (protobuf's `AttributeError: 'MessageFactory' object has no
     attribute 'GetPrototype'` at import, printed once per module). When the same stream later
     prints a full traceback of another error, the process did not die of the lone line."""
+    has_frames = [bool(frames_above(index, c.row)) for c in roots]
+    # Walking back: per stream, the nearest later traceback errors with distinct messages (two
+    # are enough to find one that differs from any message).
+    later: dict[tuple[str | None, int | None, int | None], list[Candidate]] = {}
+    verdicts: list[Candidate | None] = [None] * len(roots)
+    for i in range(len(roots) - 1, -1, -1):
+        candidate = roots[i]
+        stream = candidate.row.stream
+        message = candidate.row.message.strip()
+        if candidate.kind == "exception" and not has_frames[i]:
+            verdicts[i] = next((o for o in later.get(stream, []) if o.row.message.strip() != message), None)
+        if has_frames[i]:
+            seen = later.setdefault(stream, [])
+            if seen and seen[0].row.message.strip() == message:
+                seen[0] = candidate  # the nearer of the two
+            else:
+                seen.insert(0, candidate)
+                del seen[2:]
     kept: list[Candidate] = []
-    for i, candidate in enumerate(roots):
-        if candidate.kind == "exception" and not frames_above(index, candidate.row):
-            message = candidate.row.message.strip()
-            later = next(
-                (
-                    other
-                    for other in roots[i + 1 :]
-                    if other.row.stream == candidate.row.stream
-                    and other.row.message.strip() != message
-                    and frames_above(index, other.row)
-                ),
-                None,
+    for candidate, after in zip(roots, verdicts, strict=True):
+        if after is not None:
+            reason = (
+                "a lone exception line; the process went on and failed with a traceback at line "
+                f"{after.row.line}"
             )
-            if later is not None:
-                reason = (
-                    f"a lone exception line; the process went on and failed with a traceback "
-                    f"at line {later.row.line}"
-                )
-                survived.append((candidate, Survival(later.row.line, reason)))
-                continue
+            survived.append((candidate, Survival(after.row.line, reason)))
+            continue
         kept.append(candidate)
     return kept
 
@@ -434,20 +444,16 @@ def _warnings_gone_past(roots: list[Candidate]) -> tuple[list[Candidate], list[C
     in vllm/_custom_ops.py and the import goes on): when the same stream later fails, that failure
     is what the process did not survive and is the root (DESIGN §3). The warning often explains it,
     so it is kept for a finding rather than dropped."""
-    kept: list[Candidate] = []
-    warned: list[Candidate] = []
-    for i, candidate in enumerate(roots):
-        if (
-            candidate.kind == "rule"
-            and candidate.row.level == "WARNING"
-            and any(
-                later.row.level != "WARNING" and later.row.stream == candidate.row.stream
-                for later in roots[i + 1 :]
-            )
-        ):
-            warned.append(candidate)
-        else:
-            kept.append(candidate)
+    failing_later: set[tuple[str | None, int | None, int | None]] = set()
+    gone_past = [False] * len(roots)
+    for i in range(len(roots) - 1, -1, -1):  # walking back: which streams fail after this line
+        candidate = roots[i]
+        if candidate.kind == "rule" and candidate.row.level == "WARNING":
+            gone_past[i] = candidate.row.stream in failing_later
+        elif candidate.row.level != "WARNING":
+            failing_later.add(candidate.row.stream)
+    kept = [c for c, past in zip(roots, gone_past, strict=True) if not past]
+    warned = [c for c, past in zip(roots, gone_past, strict=True) if past]
     return kept, warned
 
 
