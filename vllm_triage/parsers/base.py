@@ -49,7 +49,7 @@ class PasteLine:
     text: str
 
 
-_PROMPT = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.@-]+[:@][^\s$#]*\s*)?[$#]\s+\S")
+_PROMPT = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.-]+(?:@[\w.-]+(?::[^\s$#]*)?|:[^\s$#]*)\s*)?[$#]\s+\S")
 _EXIT_TRAILER = re.compile(r"^\s*\[(?:exit|exit code|rc)[ :=]*-?\d+\]\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _QUOTE = re.compile(r"^\s*>\s?")

@@ -95,7 +95,9 @@ _KEY_VALUE = re.compile(
 _BANNER = re.compile(r"^\s*={10,}\s*$")
 _GPU_LINE = re.compile(r"^\s*GPU (?P<index>\d+): (?P<model>.+?)\s*(?:\(UUID: [^)]*\))?\s*$")
 _MIG_LINE = re.compile(r"^\s+MIG \S+")
-_PACKAGE = re.compile(r"^\[(?P<tool>pip\d*|uv|conda)\]\s+(?P<spec>\S.*?)\s*$")
+_PACKAGE = re.compile(
+    r"^\[(?P<tool>pip\d*|uv|conda)\]\s+(?P<spec>\S(?:.*\S)?)\s*$"
+)  # greedy: linear on whitespace runs
 _ENV_LINE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>.*)$")
 _VERSION_NUMBER = re.compile(r"\d+(?:\.\d+)+")
 _DRIVER_VERSION = re.compile(r"^\d+(?:\.\d+)+$")

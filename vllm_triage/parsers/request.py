@@ -36,9 +36,11 @@ KIND_CURL = "request.curl"
 
 # Body fields already mapped to their own knob name (or summarised) rather than copied as-is.
 _SUMMARISED = {"messages", "prompt", "max_completion_tokens", "tools", "functions", "user"}
-_PROMPT_LINE = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.@-]+[:@][^\s$#]*\s*)?\$\s+(?=\S)")
+_PROMPT_LINE = re.compile(
+    r"^\s*(?:\(\S+\)\s*)?(?:[\w.-]+(?:@[\w.-]+(?::[^\s$#]*)?|:[^\s$#]*)\s*)?\$\s+(?=\S)"
+)
 _WINDOWS_PROMPT = re.compile(r"^\s*(?:PS )?[A-Za-z]:\\[^>\n]*>\s*(?=\S)")
-_ROOT_PROMPT = re.compile(r"^\s*(?:[\w.@-]+[:@][^\s$#]*\s*)?#\s+(?=curl\b)")
+_ROOT_PROMPT = re.compile(r"^\s*(?:[\w.-]+(?:@[\w.-]+(?::[^\s$#]*)?|:[^\s$#]*)\s*)?#\s+(?=curl\b)")
 MAX_DIRECTORY = 4096
 _CURL_NAME = re.compile(r"curl(?:\.exe)?(?=\s|$)")
 _WORD_START = re.compile(r"[\s|;&(]")

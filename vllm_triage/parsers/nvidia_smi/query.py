@@ -33,7 +33,9 @@ from vllm_triage.parsers.nvidia_smi.common import (
 )
 
 Q_GPU = re.compile(r"^GPU\s+(" + BUS_ID.pattern + r")\s*$")
-_Q_KEY = re.compile(r"^(\s*)([^:]*?\S)\s*:\s?(.*?)\s*$")
+# Greedy parts that end on a non-blank: linear on long whitespace runs (lazy `.*?` before `\s*$`
+# re-scans a run from each of its characters).
+_Q_KEY = re.compile(r"^(\s*)([^:]*[^:\s])\s*:\s?((?:.*\S)?)\s*$")
 # 13.0 or 580.159.04, also when a note follows ('13.3 [Deprecated …]'); never a version inside a note
 _LEADING_VERSION = re.compile(r"^(\d+\.\d+(?:\.\d+)?)(?:\s|$)")
 

@@ -40,7 +40,7 @@ _SMI_VERSION = re.compile(r"NVIDIA-SMI\s+(\d[\w.-]*)")
 # supports `CUDA UMD Version`; the values mean what `Driver Version` / `CUDA Version` meant.
 _DRIVER_IN_BANNER = re.compile(r"(?:Driver|KMD) Version:\s*(\d[\w.-]*)")
 _CUDA_IN_BANNER = re.compile(r"CUDA (?:UMD )?Version:\s*(\S+)")
-_GPU_CELL = re.compile(r"^\s*(\d+)\s+(\S.*?)\s*$")
+_GPU_CELL = re.compile(r"^\s*(\d+)\s+(\S(?:.*\S)?)\s*$")  # greedy: linear on whitespace runs
 _PERSISTENCE = re.compile(r"^(.*?)\s+(On|Off|TCC|WDDM|N/A)$")
 _MEMORY_CELL = re.compile(r"(\d+)\s*MiB\s*/\s*(?:(\d+)\s*MiB)?")
 _PROCESS_ROW = re.compile(

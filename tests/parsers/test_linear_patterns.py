@@ -1,0 +1,34 @@
+"""Fuzz findings (benchmarks/fuzz.py, seed 7): patterns that re-scanned a run of characters from
+each of its positions. Each must stay linear: ten times the input costs about ten times the time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from vllm_triage.parsers import collect_env, request
+from vllm_triage.parsers.nvidia_smi import parse as parse_smi
+
+
+def _linear(run: Callable[[int], object]) -> None:
+    def cost(n: int) -> float:
+        started = time.process_time()
+        run(n)
+        return time.process_time() - started
+
+    small, big = cost(3_000), cost(30_000)
+    assert big < 25 * small + 0.5, (small, big)  # quadratic would be about 100 times
+
+
+def test_a_prompt_made_of_user_at_host_repeats_is_linear() -> None:
+    # `root@gpu-n` pasted over and over on one line: the prompt's user@host part was ambiguous.
+    _linear(lambda n: request.parse("root@gpu-n" * n + "$ curl http://localhost:8000/v1/models\n", "r.txt"))
+
+
+def test_a_package_line_with_a_long_whitespace_run_is_linear() -> None:
+    text = "Versions of relevant libraries:\n[pip3] nvidia-nccl-cu12==2.26.2" + "\t" * 1 + "x"
+    _linear(lambda n: collect_env.parse(text.replace("\t", "\t" * n), "env.txt"))
+
+
+def test_query_and_table_cells_with_long_whitespace_runs_are_linear() -> None:
+    _linear(lambda n: parse_smi("    Product Name" + " " * n + "x\n" + "|   0" + " " * n + "y\n", "smi.txt"))
