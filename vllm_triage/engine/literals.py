@@ -18,6 +18,7 @@ makes the pattern "no literal". The patterns are checked to compile in both engi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 # Python 3.11+ (the project's floor): the parser lives in re._parser (sre_parse is its deprecated alias)
@@ -173,36 +174,34 @@ def _chars(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
     return None
 
 
-def _exact_node(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
-    """The finite set of strings a group or alternation matches exactly (few, non-empty), or None."""
+Seq = Callable[[list[Any], bool], "frozenset[str] | None"]
+
+
+def _group_or_branch(op: Any, arg: Any, ignore_case: bool, seq: Seq) -> frozenset[str] | None:
+    """`seq` applied to a group's body, or the union of it over an alternation's branches (few,
+    every branch known), or None for any other node or a group that changes flags."""
     if op is C.SUBPATTERN:
         _group, add_flags, del_flags, body = arg
-        return None if add_flags or del_flags else _exact_seq(list(body), ignore_case)
+        return None if add_flags or del_flags else seq(list(body), ignore_case)
     if op is C.BRANCH:
         union: set[str] = set()
         for branch in arg[1]:
-            found = _exact_seq(list(branch), ignore_case)
+            found = seq(list(branch), ignore_case)
             if found is None:
                 return None
             union |= found
         return frozenset(union) if len(union) <= MAX_SET else None
     return None
+
+
+def _exact_node(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
+    """The finite set of strings a group or alternation matches exactly (few, non-empty), or None."""
+    return _group_or_branch(op, arg, ignore_case, _exact_seq)
 
 
 def _leading_node(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
     """The fixed text each branch of a group starts with (all non-empty), or None."""
-    if op is C.SUBPATTERN:
-        _group, add_flags, del_flags, body = arg
-        return None if add_flags or del_flags else _leading_seq(list(body), ignore_case)
-    if op is C.BRANCH:
-        union: set[str] = set()
-        for branch in arg[1]:
-            found = _leading_seq(list(branch), ignore_case)
-            if found is None:
-                return None
-            union |= found
-        return frozenset(union) if len(union) <= MAX_SET else None
-    return None
+    return _group_or_branch(op, arg, ignore_case, _leading_seq)
 
 
 def _leading_seq(items: list, ignore_case: bool) -> frozenset[str] | None:
