@@ -310,7 +310,9 @@ def _cap_hits(frame: pl.DataFrame, state: _State) -> pl.DataFrame:
         budget = pl.col(column).replace_strict(budgets, default=0, return_dtype=pl.Int64)
         return pl.col(column).is_not_null() & (rank < budget)
 
-    structural = (pl.col("exc") | pl.col("tb")) & (pl.col("cls").is_null() | ~pl.col("cls").is_in(noise_ids))
+    # A classified exception line goes by its rule's budget (a day of serving can log one
+    # per-request ValueError tens of thousands of times); unclassified ones are structural.
+    structural = (pl.col("exc") | pl.col("tb")) & pl.col("cls").is_null()
     # Generic exception lines are capped too (a log that repeats one exception forever).
     structural = structural & (pl.int_range(pl.len()) + state.structural_kept < MAX_STRUCTURAL_ROWS)
     keep = (within_budget("cls") & ~pl.col("cls").is_in(noise_ids)) | within_budget("marker") | structural
