@@ -13,12 +13,12 @@ from vllm_triage.analysis.blocks import (
     Block,
     StreamIndex,
     block_around,
-    frames_above,
     frames_of_following_traceback,
 )
 from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
+from vllm_triage.analysis.gone_past import answered_by_handler, lone_lines_gone_past, warnings_gone_past
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
 from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
@@ -158,7 +158,7 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     )
     survived: list[tuple[Candidate, Survival]] = []
     candidates.drop_survived(lambda c: _survival(c, index, judge, survived))
-    roots, warned = _warnings_gone_past(_lone_lines_gone_past(candidates.roots, index, survived))
+    roots, warned = warnings_gone_past(lone_lines_gone_past(candidates.roots, index, survived))
     consequences = candidates.consequences
 
     chosen: Candidate | None = None
@@ -342,7 +342,7 @@ def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidat
 def _survival(
     candidate: Candidate, index: StreamIndex, judge: FatalityJudge, out: list[tuple[Candidate, Survival]]
 ) -> bool:
-    handled = _answered_by_handler(candidate.row) if candidate.kind != "consequence" else None
+    handled = answered_by_handler(candidate.row) if candidate.kind != "consequence" else None
     if handled is not None:
         # Cheap, so first: a day of serving can log thousands of per-request errors. The access
         # line that answered it, when there is one, is the better evidence to cite.
@@ -357,23 +357,6 @@ def _survival(
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
-
-
-_REQUEST_HANDLER = re.compile(r"(?P<file>serving_\w+\.py):\d+$")
-
-
-def _answered_by_handler(row: Row) -> Survival | None:
-    """vllm/entrypoints/openai/serving_*.py catch what one request raised, log it and answer that
-    request with an error response: the server goes on. (A dead engine's errors logged there
-    match consequence rules and are judged as such.)"""
-    match = _REQUEST_HANDLER.search(row.source or "")
-    if match is None:
-        return None
-    reason = (
-        f"logged by the request handler {match.group('file')}, which answers that request with an error "
-        "and goes on"
-    )
-    return Survival(row.line, reason)
 
 
 _QUOTE = re.compile(r"'(?P<quoted>.+?)(?:'(?:, please check|$)|$)")
@@ -395,66 +378,6 @@ def _quoted_root(consequences: list[Candidate], compiled: CompiledRules) -> Cand
         rule = by_id.get(rule_id) if rule_id else None
         return Candidate(candidate.row, rule if rule is not None and rule.kind == "error" else None, "rule")
     return None
-
-
-def _lone_lines_gone_past(
-    roots: list[Candidate], index: StreamIndex, survived: list[tuple[Candidate, Survival]]
-) -> list[Candidate]:
-    """Drop lone exception lines (no traceback above them) the same stream went past.
-
-    Python prints an uncaught exception with its traceback; an exception line standing alone was
-    reported by code that caught it (protobuf's `AttributeError: 'MessageFactory' object has no
-    attribute 'GetPrototype'` at import, printed once per module). When the same stream later
-    prints a full traceback of another error, the process did not die of the lone line."""
-    has_frames = [bool(frames_above(index, c.row)) for c in roots]
-    # Walking back: per stream, the nearest later traceback errors with distinct messages (two
-    # are enough to find one that differs from any message).
-    later: dict[tuple[str | None, int | None, int | None], list[Candidate]] = {}
-    verdicts: list[Candidate | None] = [None] * len(roots)
-    for i in range(len(roots) - 1, -1, -1):
-        candidate = roots[i]
-        stream = candidate.row.stream
-        message = candidate.row.message.strip()
-        if candidate.kind == "exception" and not has_frames[i]:
-            verdicts[i] = next((o for o in later.get(stream, []) if o.row.message.strip() != message), None)
-        if has_frames[i]:
-            seen = later.setdefault(stream, [])
-            if seen and seen[0].row.message.strip() == message:
-                seen[0] = candidate  # the nearer of the two
-            else:
-                seen.insert(0, candidate)
-                del seen[2:]
-    kept: list[Candidate] = []
-    for candidate, after in zip(roots, verdicts, strict=True):
-        if after is not None:
-            reason = (
-                "a lone exception line; the process went on and failed with a traceback at line "
-                f"{after.row.line}"
-            )
-            survived.append((candidate, Survival(after.row.line, reason)))
-            continue
-        kept.append(candidate)
-    return kept
-
-
-def _warnings_gone_past(roots: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
-    """Rule-matched WARNING lines the same process went past to fail later.
-
-    A warning is logged, not raised (`Failed to import from vllm._C with ImportError(…)` is caught
-    in vllm/_custom_ops.py and the import goes on): when the same stream later fails, that failure
-    is what the process did not survive and is the root (DESIGN §3). The warning often explains it,
-    so it is kept for a finding rather than dropped."""
-    failing_later: set[tuple[str | None, int | None, int | None]] = set()
-    gone_past = [False] * len(roots)
-    for i in range(len(roots) - 1, -1, -1):  # walking back: which streams fail after this line
-        candidate = roots[i]
-        if candidate.kind == "rule" and candidate.row.level == "WARNING":
-            gone_past[i] = candidate.row.stream in failing_later
-        elif candidate.row.level != "WARNING":
-            failing_later.add(candidate.row.stream)
-    kept = [c for c, past in zip(roots, gone_past, strict=True) if not past]
-    warned = [c for c, past in zip(roots, gone_past, strict=True) if past]
-    return kept, warned
 
 
 def _traceback_cut(index: StreamIndex, candidate: Candidate) -> bool:

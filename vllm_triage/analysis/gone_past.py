@@ -1,0 +1,88 @@
+"""Errors a process went past, beyond the fatality judge's milestones and answers (DESIGN §3:
+the root is an error the process did not survive). Each helper reads only the candidates and
+the lines around them; `analysis/triage.py` applies them in order."""
+
+from __future__ import annotations
+
+import re
+
+from vllm_triage.analysis.blocks import StreamIndex, frames_above
+from vllm_triage.analysis.fatality import Survival
+from vllm_triage.analysis.model import Row
+from vllm_triage.analysis.root import Candidate
+
+_REQUEST_HANDLER = re.compile(r"(?P<file>serving_\w+\.py):\d+$")
+
+
+def answered_by_handler(row: Row) -> Survival | None:
+    """vllm/entrypoints/openai/serving_*.py catch what one request raised, log it and answer that
+    request with an error response: the server goes on. (A dead engine's errors logged there
+    match consequence rules and are judged as such.)"""
+    match = _REQUEST_HANDLER.search(row.source or "")
+    if match is None:
+        return None
+    reason = (
+        f"logged by the request handler {match.group('file')}, which answers that request with an error "
+        "and goes on"
+    )
+    return Survival(row.line, reason)
+
+
+def lone_lines_gone_past(
+    roots: list[Candidate], index: StreamIndex, survived: list[tuple[Candidate, Survival]]
+) -> list[Candidate]:
+    """Drop lone exception lines (no traceback above them) the same stream went past.
+
+    Python prints an uncaught exception with its traceback; an exception line standing alone was
+    reported by code that caught it (protobuf's `AttributeError: 'MessageFactory' object has no
+    attribute 'GetPrototype'` at import, printed once per module). When the same stream later
+    prints a full traceback of another error, the process did not die of the lone line."""
+    has_frames = [bool(frames_above(index, c.row)) for c in roots]
+    # Walking back: per stream, the nearest later traceback errors with distinct messages (two
+    # are enough to find one that differs from any message).
+    later: dict[tuple[str | None, int | None, int | None], list[Candidate]] = {}
+    verdicts: list[Candidate | None] = [None] * len(roots)
+    for i in range(len(roots) - 1, -1, -1):
+        candidate = roots[i]
+        stream = candidate.row.stream
+        message = candidate.row.message.strip()
+        if candidate.kind == "exception" and not has_frames[i]:
+            verdicts[i] = next((o for o in later.get(stream, []) if o.row.message.strip() != message), None)
+        if has_frames[i]:
+            seen = later.setdefault(stream, [])
+            if seen and seen[0].row.message.strip() == message:
+                seen[0] = candidate  # the nearer of the two
+            else:
+                seen.insert(0, candidate)
+                del seen[2:]
+    kept: list[Candidate] = []
+    for candidate, after in zip(roots, verdicts, strict=True):
+        if after is not None:
+            reason = (
+                "a lone exception line; the process went on and failed with a traceback at line "
+                f"{after.row.line}"
+            )
+            survived.append((candidate, Survival(after.row.line, reason)))
+            continue
+        kept.append(candidate)
+    return kept
+
+
+def warnings_gone_past(roots: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """Rule-matched WARNING lines the same process went past to fail later.
+
+    A warning is logged, not raised (`Failed to import from vllm._C with ImportError(…)` is caught
+    in vllm/_custom_ops.py and the import goes on): when the same stream later fails, that failure
+    is what the process did not survive and is the root (DESIGN §3). The warning often explains it,
+    so it is kept for a finding rather than dropped."""
+    failing_later: set[tuple[str | None, int | None, int | None]] = set()
+    gone_past = [False] * len(roots)
+    for i in range(len(roots) - 1, -1, -1):  # walking back: which streams fail after this line
+        candidate = roots[i]
+        if candidate.kind == "rule" and candidate.row.level == "WARNING":
+            gone_past[i] = candidate.row.stream in failing_later
+        elif candidate.row.level != "WARNING":
+            failing_later.add(candidate.row.stream)
+    kept = [c for c, past in zip(roots, gone_past, strict=True) if not past]
+    warned = [c for c, past in zip(roots, gone_past, strict=True) if past]
+    return kept, warned
