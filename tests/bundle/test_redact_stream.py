@@ -229,3 +229,25 @@ def test_a_line_full_of_triggers_is_one_window() -> None:
         windows, cut, _found = redactor.prefilter.windows(block, [], final=True)
         assert cut == len(block) and len(windows) == 1
         assert windows[0][0] == 0 and windows[0][1] == len(block)
+
+
+def test_a_disabled_rule_does_not_blind_the_leak_scan(tmp_path: Path) -> None:
+    # Found by the property above: with hf-token and assignment disabled the secrets stay in
+    # clear on purpose, and the scan as written (which leans on the redaction's own search) missed
+    # them; the leak scan reads every file back with every rule then.
+    lines = [
+        "export HF_TOKEN=hf_Q7lM3nP9rT2zBq7Lm3Np9Rt2Zbq7lm3np9",
+        '  "Cmd": [\n    "--api-key",\n    "Zq8Lm3Np9Rt2Vb6Zq8Lm3N"\n  ],',
+        "DB_PASSWORD=/x8Zq8Lm3Np9Rt2Vb6Zq8Lm3N",
+    ]
+    source = tmp_path / "in" / "vllm.log"
+    source.parent.mkdir()
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = redact_bundle(str(source.parent), str(tmp_path / "out"), disabled=["assignment", "hf-token"])
+    again = LeakScanner(None, result.redactor.known_secrets()).scan_tree(
+        tmp_path / "out", skip={"redaction-report.json"}
+    )
+    assert {(leak.file, leak.line, leak.rule) for leak in result.leaks} == {
+        (leak.file, leak.line, leak.rule) for leak in again
+    }
+    assert any(leak.rule == "hf-token" for leak in result.leaks)
