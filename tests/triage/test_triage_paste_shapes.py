@@ -78,3 +78,24 @@ def test_a_lone_exception_line_with_nothing_after_it_is_the_root(tmp_path, triag
     text = "INFO 06-17 05:17:17 api_server.py:912] vLLM API server version 0.7.3\nOSError: We couldn't connect to 'https://huggingface.co' to load this model\n"
     data = triage_json(_write(tmp_path, text))
     assert data["first_error"]["message"].startswith("OSError: We couldn't connect")
+
+
+def test_a_relays_quote_is_read_in_linear_time() -> None:
+    import time
+
+    from vllm_triage.analysis.triage import _quoted
+
+    assert _quoted("RuntimeError: Worker failed with error 'NPU out of memory.', please check the stack") == (
+        "NPU out of memory."
+    )
+    assert _quoted("RuntimeError: Worker failed with error 'CUDA error: an illegal memory access") == (
+        "CUDA error: an illegal memory access"
+    )
+
+    def cost(n: int) -> float:
+        started = time.process_time()
+        _quoted("RuntimeError: Worker failed with error '" + "'" * n)
+        return time.process_time() - started
+
+    small, big = cost(20_000), cost(200_000)
+    assert big < 25 * small + 0.05  # the lazy pattern it replaces was quadratic in the quotes

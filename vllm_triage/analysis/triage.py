@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -359,7 +358,19 @@ def _survival(
     return survival is not None
 
 
-_QUOTE = re.compile(r"'(?P<quoted>.+?)(?:'(?:, please check|$)|$)")
+_RELAY_TAIL = "', please check"
+
+
+def _quoted(message: str) -> str:
+    """What a relay quotes: from its first quote to `', please check …` (or the end of the line,
+    when the quoted error goes on over more lines). String search, not a lazy pattern: linear on
+    a line of a million quotes."""
+    start = message.find("'")
+    if start < 0:
+        return ""
+    end = message.find(_RELAY_TAIL, start + 1)
+    body = message[start + 1 : end] if end >= 0 else message[start + 1 :]
+    return body.removesuffix("'")
 
 
 def _quoted_root(consequences: list[Candidate], compiled: CompiledRules) -> Candidate | None:
@@ -370,10 +381,10 @@ def _quoted_root(consequences: list[Candidate], compiled: CompiledRules) -> Cand
     for candidate in consequences:
         if candidate.rule is None or not candidate.rule.extra.get("quotes_root"):
             continue
-        match = _QUOTE.search(candidate.row.message)
-        if match is None:
+        text = _quoted(candidate.row.message)
+        if not text:
             continue
-        quoted = pl.DataFrame({"message": [match.group("quoted")]}).select(compiled.class_expr().alias("id"))
+        quoted = pl.DataFrame({"message": [text]}).select(compiled.class_expr().alias("id"))
         rule_id = quoted["id"][0]
         rule = by_id.get(rule_id) if rule_id else None
         return Candidate(candidate.row, rule if rule is not None and rule.kind == "error" else None, "rule")
