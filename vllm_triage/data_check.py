@@ -33,12 +33,13 @@ def check_data(extra_dirs: list[str] | None = None) -> list[Finding]:
     problems += _loader_problems("rules/compat, rules/recipes", lambda: fingerprint_data.load(dirs))
     problems += _loader_problems("rules/compare", lambda: compare_data.load(dirs))
     problems += _loader_problems("rules/known_issues", lambda: known_issues.load(tuple(dirs)))
-    from vllm_triage.bundle.checklist import checklist_data
+    from vllm_triage.bundle.check.checklist import checklist_data
 
     # Built-in only: the checklist's items must match the checks in the code, so --rules cannot add any.
     problems += _loader_problems("rules/checklist.toml", checklist_data)
     try:
-        from vllm_triage.bundle import redact_check, redact_rules
+        from vllm_triage.bundle.redact import rules as redact_rules
+        from vllm_triage.bundle.redact import rules_check as redact_check
 
         problems += [
             problem("rules/redact", None, line) for line in redact_check.check(redact_rules.load(dirs))

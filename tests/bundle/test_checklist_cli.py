@@ -10,8 +10,8 @@ import pytest
 from checklist_bundles import Bundle, write_bundle
 from click.testing import CliRunner
 
-from vllm_triage.bundle import checklist_data
-from vllm_triage.bundle.checklist import KNOWN_ITEMS
+from vllm_triage.bundle.check import data as checklist_data
+from vllm_triage.bundle.check.checklist import KNOWN_ITEMS
 from vllm_triage.cli import cli
 from vllm_triage.core.errors import RuleError
 from vllm_triage.resources import rules_dir
@@ -94,7 +94,7 @@ def test_rules_check_still_passes() -> None:
 
 
 def test_rules_check_names_a_broken_checklist(monkeypatch: pytest.MonkeyPatch) -> None:
-    from vllm_triage.bundle import checklist
+    from vllm_triage.bundle.check import checklist
 
     def broken():
         raise RuleError("rules/checklist.toml: [[item]] coffee-brewed: no check in the code for this id")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from checklist_bundles import Bundle, write_bundle
 
-from vllm_triage.bundle.checklist import check_paths
+from vllm_triage.bundle.check.checklist import check_paths
 
 B = Bundle()
 # name → the bundle; each differs from the complete one by what its name says.
@@ -208,7 +208,7 @@ def test_item(results, variant: str, item_id: str, status: str, text: str) -> No
 
 def test_every_item_is_covered_both_ways() -> None:
     """Each item of the data has a passing case and a failing or missing case in CASES."""
-    from vllm_triage.bundle.checklist import checklist_data
+    from vllm_triage.bundle.check.checklist import checklist_data
 
     ids = {i.id for i in checklist_data().items}
     single_trial_only = {"one-variable"}  # judged across trials: tests/bundle/test_checklist_series.py

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from checklist_bundles import Bundle, write_bundle
 
-from vllm_triage.bundle.checklist import check_paths
+from vllm_triage.bundle.check.checklist import check_paths
 
 BASE = Bundle(label="t1", started="2026-04-01T09:00:00Z")
 

@@ -14,8 +14,8 @@ import pytest
 import tomllib
 from click.testing import CliRunner
 
-from vllm_triage.bundle.collect import Host
-from vllm_triage.bundle.scene import Request, collect
+from vllm_triage.bundle.collect.run import Host
+from vllm_triage.bundle.collect.scene import Request, collect
 from vllm_triage.cli import cli
 from vllm_triage.ingest.sources import collect as collect_sources
 from vllm_triage.parsers.roles import assign_roles

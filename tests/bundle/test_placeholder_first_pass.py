@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import regex
 
-from vllm_triage.bundle.checklist import checklist_data
+from vllm_triage.bundle.check.checklist import checklist_data
 
 LOG_LINES = [
     "(APIServer pid=1) INFO 08-07 12:23:21 [logger.py:43] Received request chatcmpl-1: params: x",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_triage.bundle import redact_copy
-from vllm_triage.bundle.redact_copy import redact_bundle
+from vllm_triage.bundle.redact import bundle_copy as redact_copy
+from vllm_triage.bundle.redact.bundle_copy import redact_bundle
 from vllm_triage.cli import cli
 
 KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 2

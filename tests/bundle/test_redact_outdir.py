@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_triage.bundle.collect import Host
+from vllm_triage.bundle.collect.run import Host
+from vllm_triage.bundle.collect.scene import Request, collect
 from vllm_triage.bundle.layout import UnsafeOutputError
 from vllm_triage.bundle.outdir import SafeTree
-from vllm_triage.bundle.scene import Request, collect
 from vllm_triage.cli import cli
 
 HF = "hf_" + "Zq7Lm3Np9Rt2" * 3

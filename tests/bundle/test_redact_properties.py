@@ -18,10 +18,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vllm_triage.bundle import redact_rules
-from vllm_triage.bundle.leakscan import scan_text
-from vllm_triage.bundle.redact import Redactor, redact_text
-from vllm_triage.bundle.redact_copy import redact_bundle
+from vllm_triage.bundle.redact import rules as redact_rules
+from vllm_triage.bundle.redact.bundle_copy import redact_bundle
+from vllm_triage.bundle.redact.leakscan import scan_text
+from vllm_triage.bundle.redact.redactor import Redactor, redact_text
 
 BUDGET = settings(
     max_examples=120, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]

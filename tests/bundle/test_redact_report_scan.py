@@ -7,8 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from vllm_triage.bundle.redact import Redactor
-from vllm_triage.bundle.report_redact import html_text, leak_scan
+from vllm_triage.bundle.redact.redactor import Redactor
+from vllm_triage.bundle.report.redact import html_text, leak_scan
 from vllm_triage.cli import cli
 
 HF = "hf_" + "Zq7Lm3Np9Rt2" * 3

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_triage.bundle import redact_check, redact_rules
-from vllm_triage.bundle.leakscan import scan_text
-from vllm_triage.bundle.redact import MaskOptions, Redactor, redact_text
+from vllm_triage.bundle.redact import rules as redact_rules
+from vllm_triage.bundle.redact import rules_check as redact_check
+from vllm_triage.bundle.redact.leakscan import scan_text
+from vllm_triage.bundle.redact.redactor import MaskOptions, Redactor, redact_text
 from vllm_triage.cli import cli
 from vllm_triage.core.errors import RuleError
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vllm_triage.bundle.leakscan import LeakScanner, scan_text
-from vllm_triage.bundle.redact import redact_text
+from vllm_triage.bundle.redact.leakscan import LeakScanner, scan_text
+from vllm_triage.bundle.redact.redactor import redact_text
 from vllm_triage.cli import cli
 
 

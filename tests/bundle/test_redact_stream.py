@@ -15,10 +15,11 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vllm_triage.bundle import prefilter, redact_copy, textio
-from vllm_triage.bundle.leakscan import LeakScanner
-from vllm_triage.bundle.redact import Redactor, redact_text
-from vllm_triage.bundle.redact_copy import redact_bundle
+from vllm_triage.bundle.redact import bundle_copy as redact_copy
+from vllm_triage.bundle.redact import prefilter, textio
+from vllm_triage.bundle.redact.bundle_copy import redact_bundle
+from vllm_triage.bundle.redact.leakscan import LeakScanner
+from vllm_triage.bundle.redact.redactor import Redactor, redact_text
 from vllm_triage.cli import cli
 from vllm_triage.ingest.limits import reset_limits
 
@@ -197,7 +198,7 @@ def test_prefilter_triggers_are_necessary_not_noisy() -> None:
 def test_leak_scan_fails_closed_on_a_line_it_could_not_read_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vllm_triage.bundle import leakscan
+    from vllm_triage.bundle.redact import leakscan
 
     monkeypatch.setattr(leakscan, "SCAN_LINE", 1024)
     monkeypatch.setattr(leakscan, "LIMITS", type("L", (), {"max_line": 1024})())

@@ -229,7 +229,7 @@ def test_every_field_is_redacted(huge: Path, small: Path) -> None:
 
 
 def test_leak_scan_refuses_a_field_left_unredacted(small: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vllm_triage.bundle import report_redact
+    from vllm_triage.bundle.report import redact as report_redact
 
     monkeypatch.setattr(report_redact, "_walk", lambda value, redactor, path: value)
     result = CliRunner().invoke(cli, ["report", "--field", "bug", str(small)])

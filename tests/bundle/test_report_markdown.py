@@ -196,7 +196,7 @@ def test_leak_scan_refuses_a_report_left_unredacted(
     bundles: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A redaction that misses a secret on purpose: the leak scan fails the report, nothing is written."""
-    from vllm_triage.bundle import report_redact
+    from vllm_triage.bundle.report import redact as report_redact
 
     monkeypatch.setattr(report_redact, "_walk", lambda value, redactor, path: value)
     target = tmp_path / "report.md"

@@ -56,7 +56,7 @@ def test_a_command_string_expands_known_variables_and_keeps_placeholders():
 
 
 def test_the_checklist_calls_a_command_with_an_open_quote_cut():
-    from vllm_triage.bundle.checklist_scene import _cut
+    from vllm_triage.bundle.check.scene import _cut
 
     assert _cut("vllm serve m \\\n  --chat-template '{% for m in messages %}\n") is not None
     assert "unbalanced single quote" in _cut("vllm serve m --served-model-name 'x\n")

@@ -15,7 +15,7 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vllm_triage.bundle.redact import redact_text
+from vllm_triage.bundle.redact.redactor import redact_text
 from vllm_triage.parsers import env_file, launch
 
 BUDGET = settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))

@@ -43,7 +43,7 @@ class Trial:
     manifest_read: Manifest | None = None  # the parsed bundle.toml, for the line a key is on
     notes: list[str] = field(default_factory=list)
     _texts: dict[str, tuple[str, bool]] = field(default_factory=dict, repr=False)
-    # Derived once and shared by the checklist and the report (bundle/placeholders.py).
+    # Derived once and shared by the checklist and the report (bundle/check/placeholders.py).
     _placeholder_hits: list[Any] | None = field(default=None, repr=False)
 
     def of_role(self, *roles: str) -> list[Source]:

@@ -36,7 +36,7 @@ def command(bundles: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> N
     BUNDLES: bundle folders, .tar.gz/.tgz/.zip bundles, files, or - for stdin; several bundles (or
     one folder holding a folder per trial) are the trials of a series, in order.
     """
-    from vllm_triage.bundle.checklist import check_paths
+    from vllm_triage.bundle.check.checklist import check_paths
     from vllm_triage.commands.output import emit_json, run_action, use_colour
 
     result = run_action(lambda: check_paths(list(bundles), list(rule_dirs), sys.stdin.buffer))

@@ -79,7 +79,7 @@ def command(
         raise click.UsageError("--namespace goes with --pod")
     if runtime and not container:
         raise click.UsageError("--runtime goes with --container")
-    from vllm_triage.bundle.scene import Request, collect
+    from vllm_triage.bundle.collect.scene import Request, collect
     from vllm_triage.commands.output import run_action
 
     request = Request(

@@ -67,8 +67,8 @@ def command(
     report (redaction-report.json in --out) says what was replaced where, never the secret.
     The input is never modified.
     """
-    from vllm_triage.bundle.redact import MaskOptions
-    from vllm_triage.bundle.redact_copy import redact_bundle
+    from vllm_triage.bundle.redact.bundle_copy import redact_bundle
+    from vllm_triage.bundle.redact.redactor import MaskOptions
     from vllm_triage.commands.output import run_action
     from vllm_triage.core.errors import ExitCode
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from vllm_triage.bundle.layout import OutputError
-from vllm_triage.bundle.report_redact import leak_scan, redact_report, refuse_leaks
+from vllm_triage.bundle.report.redact import leak_scan, redact_report, refuse_leaks
 from vllm_triage.bundle.trials import load_trials
 from vllm_triage.render.report_model import build_report
 from vllm_triage.render.report_render import RENDERERS, render_field

@@ -1,5 +1,5 @@
 """The one reader of `bundle.toml`, a bundle's manifest: its `[[file]]` roles, its `[run]` table
-and the line a key is on (for evidence). Writing it is bundle/manifest.py's."""
+and the line a key is on (for evidence). Writing it is bundle/collect/manifest.py's."""
 
 from __future__ import annotations
 

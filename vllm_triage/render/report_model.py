@@ -13,8 +13,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vllm_triage import __version__
-from vllm_triage.bundle.checklist import run_checklist
-from vllm_triage.bundle.placeholders import find_placeholders
+from vllm_triage.bundle.check.checklist import run_checklist
+from vllm_triage.bundle.check.placeholders import find_placeholders
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.changes import knob_label
 from vllm_triage.core.roles import Role
@@ -341,7 +341,7 @@ def _tried(trials: list[Trial], series: dict[str, Any] | None) -> dict[str, Any]
 
 def build_report(trials: list[Trial], rule_dirs: list[str] | None = None) -> dict[str, Any]:
     """The report data, not yet redacted."""
-    from vllm_triage.bundle.checklist import checklist_data
+    from vllm_triage.bundle.check.checklist import checklist_data
     from vllm_triage.compare.data import load as load_compare
     from vllm_triage.compare.series import series_runs
 

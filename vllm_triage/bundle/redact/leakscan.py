@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from vllm_triage.bundle import detect, leakscan_entropy, prefilter, redact_rules
 from vllm_triage.bundle.layout import is_archive
-from vllm_triage.bundle.redact_disguise import Wraps
-from vllm_triage.bundle.redact_rules import RedactRules
-from vllm_triage.bundle.textio import LineCuts, capped_blocks, open_maybe_gzip, utf8_chunks, windowed
+from vllm_triage.bundle.redact import detect, prefilter
+from vllm_triage.bundle.redact import entropy as leakscan_entropy
+from vllm_triage.bundle.redact import rules as redact_rules
+from vllm_triage.bundle.redact.disguise import Wraps
+from vllm_triage.bundle.redact.rules import RedactRules
+from vllm_triage.bundle.redact.textio import LineCuts, capped_blocks, open_maybe_gzip, utf8_chunks, windowed
 from vllm_triage.ingest.decode import SNIFF_BYTES, detect_encoding, is_binary
 from vllm_triage.ingest.limits import LIMITS, MiB
 

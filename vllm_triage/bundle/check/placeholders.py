@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from vllm_triage.bundle.checklist_data import ChecklistData
+from vllm_triage.bundle.check.data import ChecklistData
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.core.provenance import Provenance
 from vllm_triage.core.roles import Role

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from vllm_triage.bundle.checklist_context import SeriesContext, at, where
-from vllm_triage.bundle.checklist_model import Verdict, failed, missing, passed
+from vllm_triage.bundle.check.context import SeriesContext, at, where
+from vllm_triage.bundle.check.model import Verdict, failed, missing, passed
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.outcome import outcome_of
 from vllm_triage.compare.series import passed as trial_passed

@@ -1,5 +1,5 @@
 """Redaction of the report (on by default) with the bundle redaction's own library
-(vllm_triage/bundle/redact.py), and the leak scan of what is about to be written.
+(vllm_triage/bundle/redact/redactor.py), and the leak scan of what is about to be written.
 
 The report's data is redacted before it is rendered, string by string: a placeholder such as
 `<redacted:hf-token:1>` then goes through the HTML escaping and the Markdown code fences like any
@@ -14,8 +14,8 @@ from collections import Counter
 from html.parser import HTMLParser
 from typing import Any
 
-from vllm_triage.bundle.leakscan import Leak, LeakScanner
-from vllm_triage.bundle.redact import Redactor
+from vllm_triage.bundle.redact.leakscan import Leak, LeakScanner
+from vllm_triage.bundle.redact.redactor import Redactor
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.core.errors import ExitCode, TriageError
 from vllm_triage.core.roles import Role

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from vllm_triage.bundle import redact_rules
 from vllm_triage.bundle.layout import BundleFile, describe, prepare_out_dir
-from vllm_triage.bundle.leakscan import NAMES_FILE, Leak, LeakScanner
 from vllm_triage.bundle.outdir import SafeTree
-from vllm_triage.bundle.prefilter import HitCache, Prefilter, Window, combined
-from vllm_triage.bundle.redact import MaskOptions, Redactor
-from vllm_triage.bundle.textio import LineCuts, capped_blocks, utf8_chunks, windowed
+from vllm_triage.bundle.redact import rules as redact_rules
+from vllm_triage.bundle.redact.leakscan import NAMES_FILE, Leak, LeakScanner
+from vllm_triage.bundle.redact.prefilter import HitCache, Prefilter, Window, combined
+from vllm_triage.bundle.redact.redactor import MaskOptions, Redactor
+from vllm_triage.bundle.redact.textio import LineCuts, capped_blocks, utf8_chunks, windowed
 from vllm_triage.ingest.limits import LIMITS
 from vllm_triage.ingest.sources import collect
 

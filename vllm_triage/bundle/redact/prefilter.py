@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from vllm_triage.bundle.redact_rules import MaskRule, SecretRule
+from vllm_triage.bundle.redact.rules import MaskRule, SecretRule
 
 # A hit's window: the line before it (a wrap may have cut a prefix there) and this many after.
 LINES_AFTER = 8

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from vllm_triage.bundle.checklist_data import ChecklistData
-from vllm_triage.bundle.collect_commands import Scene
-from vllm_triage.bundle.placeholders import PlaceholderHit
+from vllm_triage.bundle.check.data import ChecklistData
+from vllm_triage.bundle.check.placeholders import PlaceholderHit
+from vllm_triage.bundle.collect.commands import Scene
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.data import CompareData
 from vllm_triage.core.provenance import Provenance, Sourced

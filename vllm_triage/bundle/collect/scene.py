@@ -29,8 +29,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from vllm_triage import __version__
-from vllm_triage.bundle import manifest
-from vllm_triage.bundle.collect import DEFAULT_TIMEOUT_S, Collector, CollectResult, Host, Step
+from vllm_triage.bundle.collect import manifest
+from vllm_triage.bundle.collect.run import DEFAULT_TIMEOUT_S, Collector, CollectResult, Host, Step
 from vllm_triage.bundle.layout import prepare_out_dir
 from vllm_triage.ingest.manifest import MANIFEST_NAME
 

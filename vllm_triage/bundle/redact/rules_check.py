@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vllm_triage.bundle import detect
-from vllm_triage.bundle.redact_rules import RedactRules
+from vllm_triage.bundle.redact import detect
+from vllm_triage.bundle.redact.rules import RedactRules
 
 HOSTILE_INPUTS = (
     "a" * 20000 + "!",

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
-from vllm_triage.bundle import checklist_diagnosis, checklist_method, checklist_scene
-from vllm_triage.bundle.checklist_context import SeriesContext, TrialContext
-from vllm_triage.bundle.checklist_data import ChecklistData
-from vllm_triage.bundle.checklist_data import load as load_data
-from vllm_triage.bundle.checklist_model import (
+from vllm_triage.bundle.check import diagnosis as checklist_diagnosis
+from vllm_triage.bundle.check import method as checklist_method
+from vllm_triage.bundle.check import scene as checklist_scene
+from vllm_triage.bundle.check.context import SeriesContext, TrialContext
+from vllm_triage.bundle.check.data import ChecklistData
+from vllm_triage.bundle.check.data import load as load_data
+from vllm_triage.bundle.check.model import (
     ChecklistResult,
     Collect,
     DiagnosisHit,
@@ -25,8 +27,8 @@ from vllm_triage.bundle.checklist_model import (
     TrialVerdict,
     Verdict,
 )
-from vllm_triage.bundle.collect_commands import Scene, scene_of
-from vllm_triage.bundle.placeholders import find_placeholders
+from vllm_triage.bundle.check.placeholders import find_placeholders
+from vllm_triage.bundle.collect.commands import Scene, scene_of
 from vllm_triage.bundle.trials import Trial, load_trials
 from vllm_triage.core.provenance import Provenance
 

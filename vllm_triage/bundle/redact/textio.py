@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from vllm_triage.bundle.prefilter import HitCache, Prefilter, Window
+from vllm_triage.bundle.redact.prefilter import HitCache, Prefilter, Window
 from vllm_triage.ingest.decode import CHUNK_BYTES
 from vllm_triage.ingest.limits import human
 from vllm_triage.ingest.sources import GZIP_MAGIC

@@ -24,7 +24,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterable
 
-from vllm_triage.bundle.redact_rules import SecretRule
+from vllm_triage.bundle.redact.rules import SecretRule
 
 # Long enough for the shortest token (AKIA + 16 → 28 base64 characters), short enough for a
 # password of 18 bytes. Both alphabets: standard and URL-safe.

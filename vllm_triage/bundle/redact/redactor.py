@@ -21,10 +21,11 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from vllm_triage.bundle import detect, prefilter, redact_rules
-from vllm_triage.bundle.detect import Classifier, Find
-from vllm_triage.bundle.redact_disguise import Wraps
-from vllm_triage.bundle.redact_rules import MASK_FLAGS, RedactRules
+from vllm_triage.bundle.redact import detect, prefilter
+from vllm_triage.bundle.redact import rules as redact_rules
+from vllm_triage.bundle.redact.detect import Classifier, Find
+from vllm_triage.bundle.redact.disguise import Wraps
+from vllm_triage.bundle.redact.rules import MASK_FLAGS, RedactRules
 from vllm_triage.core.errors import RuleError
 
 MAX_RECORDED = 10_000  # detailed entries kept; counts are always complete

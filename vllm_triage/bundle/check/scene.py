@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from vllm_triage.bundle.checklist_context import TrialContext, at, where
-from vllm_triage.bundle.checklist_model import Verdict, failed, missing, passed
+from vllm_triage.bundle.check.context import TrialContext, at, where
+from vllm_triage.bundle.check.model import Verdict, failed, missing, passed
 from vllm_triage.core.phases import STARTUP_PHASES
 from vllm_triage.core.provenance import Provenance
 from vllm_triage.core.roles import Role

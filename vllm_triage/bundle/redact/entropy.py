@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from vllm_triage.bundle.redact_rules import looks_like_path
+from vllm_triage.bundle.redact.rules import looks_like_path
 
 # Keywords of secret-holding keys, matched inside a key (lower-cased), not as whole words.
 KEYWORDS = (

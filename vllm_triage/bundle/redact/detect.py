@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import regex
 
-from vllm_triage.bundle import redact_disguise
-from vllm_triage.bundle.redact_rules import MaskRule, RedactRules, SecretRule
+from vllm_triage.bundle.redact import disguise as redact_disguise
+from vllm_triage.bundle.redact.rules import MaskRule, RedactRules, SecretRule
 
 PLACEHOLDER = regex.compile(r"<(?:redacted|masked):[a-z0-9-]+(?::[0-9]+)?>")
 # Generous: the patterns are linear, a block is at most a few tens of MB. A timeout means a
