@@ -109,6 +109,29 @@ def test_process_rows_pasted_alone_give_a_lower_bound() -> None:
     assert "more may be missing" in notes(result)
 
 
+def test_a_process_row_padded_with_a_long_run_of_spaces_is_read_in_linear_time() -> None:
+    # Fuzz finding (seed 11): one process row whose padding ran to 56 KB took 18 s, the lazy
+    # process name backtracking over every space before the memory cell.
+    header = (
+        "| Processes:                                                                              |\n"
+        "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |\n"
+        "|=========================================================================================|\n"
+    )
+
+    def read(padding: int) -> tuple[dict[str, Any], float]:
+        row = "|    0   N/A  N/A     48811      C   python3" + " " * padding + "22390MiB |" + " " * padding
+        started = time.process_time()
+        got = facts(parse(header + row + "\n", "procs.txt", "host"))
+        return got, time.process_time() - started
+
+    (small, small_cost), (big, big_cost) = read(2_000), read(20_000)
+    for got in (small, big):
+        [process] = got["gpu_process_list"]
+        assert process["pid"] == 48811 and process["name"] == "python3" and process["used_mib"] == 22390
+    # 10 times the padding: linear is about 10 times the time, the old pattern about 100.
+    assert big_cost < 25 * small_cost + 0.5
+
+
 # --- -q -------------------------------------------------------------------------------------------
 
 

@@ -43,10 +43,15 @@ _CUDA_IN_BANNER = re.compile(r"CUDA (?:UMD )?Version:\s*(\S+)")
 _GPU_CELL = re.compile(r"^\s*(\d+)\s+(\S(?:.*\S)?)\s*$")  # greedy: linear on whitespace runs
 _PERSISTENCE = re.compile(r"^(.*?)\s+(On|Off|TCC|WDDM|N/A)$")
 _MEMORY_CELL = re.compile(r"(\d+)\s*MiB\s*/\s*(?:(\d+)\s*MiB)?")
+# The row up to the process type; name and memory are split off the rest by _name_and_memory.
+# (One pattern with a lazy name before an optional memory cell backtracked quadratically over a
+# long run of spaces: a 56 KB row took 18 s in the fuzz campaign.)
 _PROCESS_ROW = re.compile(
     r"^\|\s*(?P<gpu>\d+)\s+(?:(?P<gi>\d+|N/A)\s+(?P<ci>\d+|N/A)\s+)?(?P<pid>\d+)\s+"
-    r"(?P<type>[CGM](?:\+[CGM])*)\s+(?P<name>.*?)\s*(?:(?P<mem>\d+\s*MiB|N/A|\d*\.\.\.)\s*)?(?:\|\s*)?$"
+    r"(?P<type>[CGM](?:\+[CGM])*)(?:\s+|$)"
 )
+_MEMORY_TAIL = re.compile(r"(\d+\s*MiB|N/A|\d*\.\.\.)$")
+_MEMORY_TAIL_CHARS = 64  # the memory cell is short: only the end of the row can hold it
 _MIG_ROW = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
 # Rows that are nvidia-smi's even when pasted alone, with no banner or headers: a GPU row with its
 # bus-id cell, a 'used / total' memory cell, a process row ending in its memory.
@@ -273,7 +278,7 @@ def _process_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
     row = _PROCESS_ROW.match(text)
     if not row:
         return
-    memory = row.group("mem")
+    name, memory = _name_and_memory(text[row.end() :])
     snap.processes.append(
         _TableProcess(
             gpu=int(row.group("gpu")),
@@ -281,12 +286,25 @@ def _process_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
             ci=row.group("ci"),
             pid=int(row.group("pid")),
             type=row.group("type"),
-            name=row.group("name"),
+            name=name,
             used_mib=int_or_none(memory.replace(" ", "") if memory else None),
             line=line.number,
             memory_cut=bool(memory and memory.endswith("...")) or not text.endswith("|"),
         )
     )
+
+
+def _name_and_memory(rest: str) -> tuple[str, str | None]:
+    """The process name and the memory cell (`22390MiB`, `N/A`, a cut `12...`) of the rest of a
+    process row, read from its end: the table's closing `|` and padding first."""
+    rest = rest.rstrip()
+    if rest.endswith("|"):
+        rest = rest[:-1].rstrip()
+    offset = max(len(rest) - _MEMORY_TAIL_CHARS, 0)
+    tail = _MEMORY_TAIL.search(rest, offset)
+    if tail is None:
+        return rest.strip(), None
+    return rest[: tail.start()].strip(), tail.group(1)
 
 
 def _mig_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
