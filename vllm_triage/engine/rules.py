@@ -147,6 +147,16 @@ class RuleSet:
     def of_kind(self, *kinds: str) -> list[Rule]:
         return [r for r in self.rules if r.kind in kinds]
 
+    def milestone_phases(self) -> list[tuple[str, str]]:
+        """(milestone, the phase its marker opens) in the canonical startup order, for the milestones
+        a marker of a known phase reaches: the slots of the report's timeline. From the rules as
+        loaded, so a `--rules` directory's markers and `milestone_order` count like the built-in ones."""
+        phase_of: dict[str, str] = {}
+        for rule in self.rules:
+            if rule.kind == "marker" and rule.milestone and rule.phase in PHASES:
+                phase_of.setdefault(rule.milestone, rule.phase)
+        return [(m, phase_of[m]) for m in dict.fromkeys(self.milestone_order) if m in phase_of]
+
 
 _RULE_KEYS = {
     "id",

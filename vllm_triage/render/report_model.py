@@ -10,7 +10,7 @@ The Markdown, HTML and JSON renderings all render this data, after redaction (re
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
 from vllm_triage.bundle.check.checklist import run_checklist
@@ -23,6 +23,9 @@ from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.sources import Source
 from vllm_triage.render.triage_text import block_lines
 from vllm_triage.render.verdict import SEVERITY_ORDER, decisive_fix, headline
+
+if TYPE_CHECKING:
+    from vllm_triage.engine.rules import RuleSet
 
 SCHEMA = "vllm-triage.report/1"
 MAX_CONSEQUENCES = 6
@@ -339,8 +342,9 @@ def _tried(trials: list[Trial], series: dict[str, Any] | None) -> dict[str, Any]
     }
 
 
-def build_report(trials: list[Trial], rule_dirs: list[str] | None = None) -> dict[str, Any]:
-    """The report data, not yet redacted."""
+def build_report(trials: list[Trial], ruleset: RuleSet, rule_dirs: list[str] | None = None) -> dict[str, Any]:
+    """The report data, not yet redacted. `ruleset`: the rules the trials were triaged with (the
+    built-in ones and the `--rules` directories), whose milestones the timeline lays out."""
     from vllm_triage.bundle.check.checklist import checklist_data
     from vllm_triage.compare.data import load as load_compare
     from vllm_triage.compare.series import series_runs
@@ -361,6 +365,9 @@ def build_report(trials: list[Trial], rule_dirs: list[str] | None = None) -> dic
         "primary": primary,
         "title": _title(runs[primary]),
         "runs": runs,
+        # Every milestone in startup order with its phase, reached or not: the timeline gives each
+        # its place so runs line up; what the rules define, not what one log happened to reach.
+        "milestone_order": [{"marker": m, "phase": p} for m, p in ruleset.milestone_phases()],
         "tried": _tried(trials, series),
         "checklist": {
             "complete": checklist["complete"],
