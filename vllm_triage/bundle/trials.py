@@ -49,7 +49,7 @@ class Trial:
     # Derived once and shared by the checklist and the report (bundle/check/placeholders.py).
     _placeholder_hits: list[Any] | None = field(default=None, repr=False)
 
-    def of_role(self, *roles: str) -> list[Source]:
+    def of_role(self, *roles: Role) -> list[Source]:
         return [s for s in self.sources if s.role in roles]
 
     def text(self, source: Source) -> str:

@@ -94,7 +94,7 @@ def _text(trial: Trial, source: Source) -> dict[str, Any]:
     return {"file": short(source.name, trial), "text": text[:MAX_ARTEFACT_CHARS].rstrip("\n"), "cut": cut}
 
 
-def _usable(trial: Trial, role: str, spoiled: set[str]) -> list[Source]:
+def _usable(trial: Trial, role: Role, spoiled: set[str]) -> list[Source]:
     return [s for s in trial.of_role(role) if s.name not in spoiled]
 
 
@@ -122,7 +122,7 @@ def _environment(trial: Trial, spoiled: set[str]) -> dict[str, Any]:
     gpus = _gpus(fp)
     if gpus:
         rows.append({"label": "GPUs", **gpus, "where": _where(gpus.pop("source"), trial)})
-    collect_env = _usable(trial, "collect_env", spoiled)
+    collect_env = _usable(trial, Role.COLLECT_ENV, spoiled)
     return {"collect_env": _text(trial, collect_env[0]) if collect_env else None, "rows": rows}
 
 
@@ -140,7 +140,7 @@ def _gpus(fp: Fingerprint) -> dict[str, Any] | None:
 
 
 def _command(trial: Trial, spoiled: set[str]) -> dict[str, Any] | None:
-    commands = _usable(trial, "launch_command", spoiled)
+    commands = _usable(trial, Role.LAUNCH_COMMAND, spoiled)
     if commands:
         return {**_text(trial, commands[0]), "how": "as kept in the bundle"}
     fp = trial.fingerprint
@@ -214,7 +214,7 @@ def _first_error(trial: Trial) -> dict[str, Any] | None:
 
 def run_section(trial: Trial, number: int, spoiled: set[str]) -> dict[str, Any]:
     triage = trial.triage or {}
-    request = _usable(trial, "request", spoiled)
+    request = _usable(trial, Role.REQUEST, spoiled)
     milestones = [
         {"marker": m["marker"], "phase": m["phase"], "where": _where(m, trial)}
         for m in triage.get("milestones", [])
