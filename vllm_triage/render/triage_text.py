@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from vllm_triage.render.text_layout import ANSI, DEFAULT_WIDTH, elide_paths, wrap, wrap_all
+from vllm_triage.ingest.prefixes import strip_ansi
+from vllm_triage.render.text_layout import DEFAULT_WIDTH, elide_paths, wrap, wrap_all
 from vllm_triage.render.verdict import (
     decisive_fix,
     first_sentence,
@@ -60,7 +61,7 @@ def block_lines(fe: dict[str, Any], width: int, verbose: bool) -> list[str]:
             header = _prefix_text(row)
             if header:
                 out.extend(wrap(header, width, "  ┌ "))
-        message = ANSI.sub("", row.get("message") or "")
+        message = strip_ansi(row.get("message") or "")
         if not verbose and row.get("line") == fe.get("line") and len(message) > width // 2:
             # The first error is printed in full above the block: one line here says where it sits.
             suffix = f"… (line {row['line']}, the first error above)"
