@@ -18,6 +18,7 @@ import tomllib
 
 from vllm_triage.core.errors import RuleError
 from vllm_triage.core.phases import PHASES
+from vllm_triage.core.tables import with_extra_dirs
 from vllm_triage.resources import rules_dir
 
 KINDS = ("marker", "error", "consequence", "noise", "check")
@@ -318,12 +319,8 @@ def is_engine_file(path: Path) -> bool:
 
 def load(extra_dirs: list[str] | None = None, include_builtin: bool = True) -> RuleSet:
     """Load the built-in rules plus any --rules directories (later ids override earlier ones)."""
-    dirs: list[Path] = [rules_dir()] if include_builtin else []
-    for extra in extra_dirs or []:
-        path = Path(extra)
-        if not path.is_dir():
-            raise RuleError(f"--rules {extra}: not a directory")
-        dirs.append(path)
+    builtin, *extra = (Path(d) for d in with_extra_dirs(rules_dir(), extra_dirs))
+    dirs = [builtin, *extra] if include_builtin else extra
     rules: dict[str, Rule] = {}
     frames: list[FrameHint] = []
     order: list[str] = []
