@@ -11,6 +11,7 @@ from checklist_bundles import Bundle, write_bundle
 from click.testing import CliRunner
 
 from vllm_triage.cli import cli
+from vllm_triage.engine.rules import load
 from vllm_triage.render.timeline import (
     ERROR_LABEL_SIZE,
     LABEL_WIDTH,
@@ -39,7 +40,8 @@ def _run(label: str, phase: str = "none", ready: bool = True, requests: int | No
 
 @pytest.fixture(scope="module")
 def all_bands():
-    order, phase_of = milestone_phases()
+    built_in = [{"marker": m, "phase": p} for m, p in load().milestone_phases()]
+    order, phase_of = milestone_phases(built_in)
     return bands(order, phase_of)
 
 

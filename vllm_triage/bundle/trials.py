@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from vllm_triage.compare.run import LABEL, NODE, STARTED, Entry, Run
 from vllm_triage.compare.signals import read_signals
@@ -21,6 +21,9 @@ from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.manifest import Manifest, read_manifest
 from vllm_triage.ingest.readers import spool_stdin
 from vllm_triage.ingest.sources import Source
+
+if TYPE_CHECKING:  # the engine is imported by the pipeline, lazily
+    from vllm_triage.engine.matcher import CompiledRules
 
 # Environment artefacts are small. A log is read as text only this far: what the checklist looks
 # for in its text (a template placeholder, an elision line, NCCL's INFO lines) is in pasted excerpts
@@ -46,7 +49,7 @@ class Trial:
     # Derived once and shared by the checklist and the report (bundle/check/placeholders.py).
     _placeholder_hits: list[Any] | None = field(default=None, repr=False)
 
-    def of_role(self, *roles: str) -> list[Source]:
+    def of_role(self, *roles: Role) -> list[Source]:
         return [s for s in self.sources if s.role in roles]
 
     def text(self, source: Source) -> str:
@@ -89,8 +92,14 @@ def _label(path: str) -> str:
     return PurePosixPath(path.rstrip("/")).name or path
 
 
-def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None) -> Trial:
-    """One bundle (folder, archive, file, or - for stdin) as a trial. InputError only for unusable input."""
+def load_trial(
+    path: str,
+    rule_dirs: list[str] | None = None,
+    stdin: BinaryIO | None = None,
+    compiled: CompiledRules | None = None,
+) -> Trial:
+    """One bundle (folder, archive, file, or - for stdin) as a trial. InputError only for unusable
+    input. `compiled`: `pipeline.load_rules(rule_dirs)`, when the caller already made it."""
     from vllm_triage.pipeline import fingerprint_sources, gather, triage_sources
 
     spooled = None
@@ -107,7 +116,7 @@ def load_trial(path: str, rule_dirs: list[str] | None = None, stdin: BinaryIO | 
     triaged = None
     triage_note = None
     try:
-        triaged = triage_sources(sources, rule_dirs)
+        triaged = triage_sources(sources, rule_dirs, compiled)
     except InputError as exc:
         if exc.problem_id not in _NOT_A_LOG:
             raise
@@ -162,14 +171,17 @@ def _fill_run(trial: Trial) -> None:
 
 
 def load_trials(
-    paths: list[str], rule_dirs: list[str] | None = None, stdin: BinaryIO | None = None
+    paths: list[str],
+    rule_dirs: list[str] | None = None,
+    stdin: BinaryIO | None = None,
+    compiled: CompiledRules | None = None,
 ) -> list[Trial]:
     """The trials named: several paths in order, or the trial folders of one series folder
     (ordered by their recorded start, as `series` orders them)."""
     from vllm_triage.compare.series import trial_paths
 
     chosen, from_folder = trial_paths(paths)
-    trials = [load_trial(p, rule_dirs, stdin) for p in chosen]
+    trials = [load_trial(p, rule_dirs, stdin, compiled) for p in chosen]
     if from_folder:
         trials.sort(key=_start_key)
     seen: dict[str, int] = {}

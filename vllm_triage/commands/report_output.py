@@ -61,8 +61,13 @@ def make_report(
 ) -> str:
     """The rendered report (or one field of the upstream form, Markdown); LeakError when redaction
     left something secret-looking in it."""
-    trials = load_trials(paths, rule_dirs, stdin)
-    data = build_report(trials, rule_dirs)
+    from vllm_triage.pipeline import load_rules
+
+    # Compiled once for every trial, and the same rules lay out the timeline (a `--rules` marker
+    # gets its slot there as it gets its milestone in the triage).
+    compiled = load_rules(rule_dirs)
+    trials = load_trials(paths, rule_dirs, stdin, compiled)
+    data = build_report(trials, compiled.ruleset, rule_dirs)
 
     def draw(report: dict) -> str:
         return render_field(report, field) if field else RENDERERS[fmt](report)

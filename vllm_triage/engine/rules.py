@@ -18,6 +18,7 @@ import tomllib
 
 from vllm_triage.core.errors import RuleError
 from vllm_triage.core.phases import PHASES
+from vllm_triage.core.tables import with_extra_dirs
 from vllm_triage.resources import rules_dir
 
 KINDS = ("marker", "error", "consequence", "noise", "check")
@@ -146,6 +147,16 @@ class RuleSet:
 
     def of_kind(self, *kinds: str) -> list[Rule]:
         return [r for r in self.rules if r.kind in kinds]
+
+    def milestone_phases(self) -> list[tuple[str, str]]:
+        """(milestone, the phase its marker opens) in the canonical startup order, for the milestones
+        a marker of a known phase reaches: the slots of the report's timeline. From the rules as
+        loaded, so a `--rules` directory's markers and `milestone_order` count like the built-in ones."""
+        phase_of: dict[str, str] = {}
+        for rule in self.rules:
+            if rule.kind == "marker" and rule.milestone and rule.phase in PHASES:
+                phase_of.setdefault(rule.milestone, rule.phase)
+        return [(m, phase_of[m]) for m in dict.fromkeys(self.milestone_order) if m in phase_of]
 
 
 _RULE_KEYS = {
@@ -308,12 +319,8 @@ def is_engine_file(path: Path) -> bool:
 
 def load(extra_dirs: list[str] | None = None, include_builtin: bool = True) -> RuleSet:
     """Load the built-in rules plus any --rules directories (later ids override earlier ones)."""
-    dirs: list[Path] = [rules_dir()] if include_builtin else []
-    for extra in extra_dirs or []:
-        path = Path(extra)
-        if not path.is_dir():
-            raise RuleError(f"--rules {extra}: not a directory")
-        dirs.append(path)
+    builtin, *extra = (Path(d) for d in with_extra_dirs(rules_dir(), extra_dirs))
+    dirs = [builtin, *extra] if include_builtin else extra
     rules: dict[str, Rule] = {}
     frames: list[FrameHint] = []
     order: list[str] = []

@@ -175,7 +175,8 @@ def _partition(
 ) -> Iterator[tuple[list, list[str]]]:
     """On an executor: analyse this partition's bundles and write its part files. The rules are
     compiled once per partition, as a pool worker compiles them once per process."""
-    from vllm_triage.fleet.scan import bundle_rows, write_rows
+    from vllm_triage.fleet.bundle_row import bundle_rows
+    from vllm_triage.fleet.scan import write_rows
     from vllm_triage.pipeline import load_rules
 
     tasks = list(tasks)

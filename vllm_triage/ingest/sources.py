@@ -12,6 +12,8 @@ from __future__ import annotations
 import gzip
 import os
 import stat
+import tarfile
+import zipfile
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,7 +45,7 @@ _NUL_PADDING = b"\x00" * 16
 _PADDING_BLOCK = 1024 * 1024
 ZIP_MAGIC = b"PK\x03\x04"
 # What a damaged compressed stream raises while it is read (BadGzipFile is also an OSError).
-_CORRUPT = (EOFError, zlib.error, gzip.BadGzipFile, archives.zipfile.BadZipFile, archives.tarfile.TarError)
+_CORRUPT = (EOFError, zlib.error, gzip.BadGzipFile, zipfile.BadZipFile, tarfile.TarError)
 _TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".txz")
 
 

@@ -9,10 +9,9 @@ from typing import Any
 
 import click
 
-from vllm_triage.render.text_layout import DEFAULT_WIDTH, columns, wrap, wrap_all
+from vllm_triage.render.text_layout import DEFAULT_WIDTH, columns, finding_lines, wrap, wrap_all
 from vllm_triage.render.verdict import SEVERITY_ORDER
 
-_SEVERITY_COLOUR = {"error": "red", "warning": "yellow", "info": "cyan"}
 # (title, name prefixes) in the order a person reads a run: machine, container, image, command.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("host", ("host.",)),
@@ -80,11 +79,7 @@ def _findings(data: dict[str, Any], width: int, style: Any) -> list[str]:
     )
     out.append(style(f"findings ({counts})", bold=True))
     for finding in found:
-        label = finding["severity"].upper()
-        lines = wrap(f"{label:<8}{finding['id']}: {finding['message']}", width, "  ", "        ")
-        fg = _SEVERITY_COLOUR.get(finding["severity"], "white")
-        lines[0] = "  " + style(label, fg=fg, bold=True) + lines[0][2 + len(label) :]
-        out.extend(lines)
+        out.extend(finding_lines(finding, width, style))
         if finding.get("evidence"):
             out.extend(
                 wrap("at " + ", ".join(_where(e) for e in finding["evidence"]), width, "          ", "  ")

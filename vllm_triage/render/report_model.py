@@ -10,7 +10,7 @@ The Markdown, HTML and JSON renderings all render this data, after redaction (re
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vllm_triage import __version__
 from vllm_triage.bundle.check.checklist import run_checklist
@@ -23,6 +23,9 @@ from vllm_triage.fingerprint.model import Fingerprint
 from vllm_triage.ingest.sources import Source
 from vllm_triage.render.triage_text import block_lines
 from vllm_triage.render.verdict import SEVERITY_ORDER, decisive_fix, headline
+
+if TYPE_CHECKING:
+    from vllm_triage.engine.rules import RuleSet
 
 SCHEMA = "vllm-triage.report/1"
 MAX_CONSEQUENCES = 6
@@ -91,7 +94,7 @@ def _text(trial: Trial, source: Source) -> dict[str, Any]:
     return {"file": short(source.name, trial), "text": text[:MAX_ARTEFACT_CHARS].rstrip("\n"), "cut": cut}
 
 
-def _usable(trial: Trial, role: str, spoiled: set[str]) -> list[Source]:
+def _usable(trial: Trial, role: Role, spoiled: set[str]) -> list[Source]:
     return [s for s in trial.of_role(role) if s.name not in spoiled]
 
 
@@ -119,7 +122,7 @@ def _environment(trial: Trial, spoiled: set[str]) -> dict[str, Any]:
     gpus = _gpus(fp)
     if gpus:
         rows.append({"label": "GPUs", **gpus, "where": _where(gpus.pop("source"), trial)})
-    collect_env = _usable(trial, "collect_env", spoiled)
+    collect_env = _usable(trial, Role.COLLECT_ENV, spoiled)
     return {"collect_env": _text(trial, collect_env[0]) if collect_env else None, "rows": rows}
 
 
@@ -137,7 +140,7 @@ def _gpus(fp: Fingerprint) -> dict[str, Any] | None:
 
 
 def _command(trial: Trial, spoiled: set[str]) -> dict[str, Any] | None:
-    commands = _usable(trial, "launch_command", spoiled)
+    commands = _usable(trial, Role.LAUNCH_COMMAND, spoiled)
     if commands:
         return {**_text(trial, commands[0]), "how": "as kept in the bundle"}
     fp = trial.fingerprint
@@ -211,7 +214,7 @@ def _first_error(trial: Trial) -> dict[str, Any] | None:
 
 def run_section(trial: Trial, number: int, spoiled: set[str]) -> dict[str, Any]:
     triage = trial.triage or {}
-    request = _usable(trial, "request", spoiled)
+    request = _usable(trial, Role.REQUEST, spoiled)
     milestones = [
         {"marker": m["marker"], "phase": m["phase"], "where": _where(m, trial)}
         for m in triage.get("milestones", [])
@@ -339,8 +342,9 @@ def _tried(trials: list[Trial], series: dict[str, Any] | None) -> dict[str, Any]
     }
 
 
-def build_report(trials: list[Trial], rule_dirs: list[str] | None = None) -> dict[str, Any]:
-    """The report data, not yet redacted."""
+def build_report(trials: list[Trial], ruleset: RuleSet, rule_dirs: list[str] | None = None) -> dict[str, Any]:
+    """The report data, not yet redacted. `ruleset`: the rules the trials were triaged with (the
+    built-in ones and the `--rules` directories), whose milestones the timeline lays out."""
     from vllm_triage.bundle.check.checklist import checklist_data
     from vllm_triage.compare.data import load as load_compare
     from vllm_triage.compare.series import series_runs
@@ -361,6 +365,9 @@ def build_report(trials: list[Trial], rule_dirs: list[str] | None = None) -> dic
         "primary": primary,
         "title": _title(runs[primary]),
         "runs": runs,
+        # Every milestone in startup order with its phase, reached or not: the timeline gives each
+        # its place so runs line up; what the rules define, not what one log happened to reach.
+        "milestone_order": [{"marker": m, "phase": p} for m, p in ruleset.milestone_phases()],
         "tried": _tried(trials, series),
         "checklist": {
             "complete": checklist["complete"],

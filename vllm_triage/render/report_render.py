@@ -76,7 +76,7 @@ def render_html(report: dict[str, Any]) -> str:
         "report.html.j2",
         r=report,
         run=report["runs"][report["primary"]],
-        tl=timeline(report["runs"]),
+        tl=timeline(report["runs"], report["milestone_order"]),
         **helpers(),
     )
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+from typing import Any
 
 from vllm_triage.ingest.prefixes import ANSI_RE as ANSI  # the tool's one pattern for terminal escapes
 
@@ -92,3 +94,17 @@ def rewrap(text: str, width: int) -> str:
             hang = " " * (len(column.group(0)) - len(indent))
         out.extend(wrap(body, width, indent, hang))
     return "\n".join(out)
+
+
+# The colour of a finding's severity label, in every text rendering.
+SEVERITY_COLOUR = {"error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def finding_lines(finding: dict[str, Any], width: int, style: Callable[..., str]) -> list[str]:
+    """`ERROR   id: message` wrapped under its label, the label coloured by its severity: how every
+    text rendering heads a finding (its evidence and advice are each rendering's own)."""
+    label = finding["severity"].upper()
+    lines = wrap(f"{label:<8}{finding['id']}: {finding['message']}", width, "  ", "        ")
+    fg = SEVERITY_COLOUR.get(finding["severity"], "white")
+    lines[0] = "  " + style(label, fg=fg, bold=True) + lines[0][2 + len(label) :]
+    return lines

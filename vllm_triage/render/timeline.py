@@ -4,8 +4,10 @@ milestone reached, and a mark where the first error struck.
 The x axis is the ordered phases (DESIGN §3), not time: logs of different runs rarely share a
 clock, and a phase axis puts the same milestone at the same x in every lane, so two runs side by
 side show at a glance which got further. Each milestone has its own slot inside its phase's band,
-in the canonical startup order (rules/markers.toml), whether or not a run reached it.
-The template (reports/report.html.j2) only draws what this module computes.
+in the canonical startup order, whether or not a run reached it: the report's `milestone_order`,
+made from the rules the command loaded (rules/markers.toml and any `--rules` directory), so this
+module is a pure function of the report. The template (reports/report.html.j2) only draws what
+this module computes.
 """
 
 from __future__ import annotations
@@ -124,16 +126,14 @@ class Band:
     slots: list[Slot] = field(default_factory=list)
 
 
-def milestone_phases() -> tuple[list[str], dict[str, str]]:
-    """The canonical milestone order and the phase each milestone's marker opens."""
-    from vllm_triage.engine.rules import load
-
-    ruleset = load()
+def milestone_phases(milestone_order: list[dict[str, str]]) -> tuple[list[str], dict[str, str]]:
+    """The canonical milestone order and the phase each milestone's marker opens, from the report's
+    `milestone_order` (the rules the command loaded, `--rules` included: a renderer reads no rules)."""
     phase_of: dict[str, str] = {}
-    for rule in ruleset.rules:
-        if rule.kind == "marker" and rule.milestone and rule.phase in PHASES:
-            phase_of.setdefault(rule.milestone, rule.phase)
-    return [m for m in ruleset.milestone_order if m in phase_of], phase_of
+    for entry in milestone_order:
+        if entry["phase"] in PHASES:
+            phase_of.setdefault(entry["marker"], entry["phase"])
+    return list(phase_of), phase_of
 
 
 def bands(order: list[str], phase_of: dict[str, str]) -> list[Band]:
@@ -276,8 +276,10 @@ def lane(run: dict[str, Any], index: int, all_bands: list[Band], short_label: st
     }
 
 
-def timeline(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    order, phase_of = milestone_phases()
+def timeline(runs: list[dict[str, Any]], milestone_order: list[dict[str, str]]) -> dict[str, Any]:
+    """The picture's geometry for `runs` (the report's), with a slot for each milestone of
+    `milestone_order` (the report's: every milestone the rules define, in startup order)."""
+    order, phase_of = milestone_phases(milestone_order)
     all_bands = bands(order, phase_of)
     # Room for the label after `T<n> ` on its first line, the whole column on its second; a label
     # longer than both lines is cut where it differs from the others.

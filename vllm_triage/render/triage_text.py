@@ -12,7 +12,8 @@ from typing import Any
 
 import click
 
-from vllm_triage.render.text_layout import ANSI, DEFAULT_WIDTH, elide_paths, wrap, wrap_all
+from vllm_triage.ingest.prefixes import strip_ansi
+from vllm_triage.render.text_layout import DEFAULT_WIDTH, elide_paths, finding_lines, wrap, wrap_all
 from vllm_triage.render.verdict import (
     decisive_fix,
     first_sentence,
@@ -24,7 +25,6 @@ from vllm_triage.render.verdict import (
 
 MAX_BLOCK_LINES = 14
 MAX_CONSEQUENCES = 5
-_SEVERITY_COLOUR = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
 def _prefix_of(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -60,7 +60,7 @@ def block_lines(fe: dict[str, Any], width: int, verbose: bool) -> list[str]:
             header = _prefix_text(row)
             if header:
                 out.extend(wrap(header, width, "  ┌ "))
-        message = ANSI.sub("", row.get("message") or "")
+        message = strip_ansi(row.get("message") or "")
         if not verbose and row.get("line") == fe.get("line") and len(message) > width // 2:
             # The first error is printed in full above the block: one line here says where it sits.
             suffix = f"… (line {row['line']}, the first error above)"
@@ -115,11 +115,7 @@ def render_triage_text(
         out.append("")
         out.append(style("findings", bold=True))
         for f in findings:
-            label = f["severity"].upper()
-            lines = wrap(f"{label:<8}{f['id']}: {f['message']}", width, "  ", "        ")
-            fg = _SEVERITY_COLOUR.get(f["severity"], "white")
-            lines[0] = "  " + style(label, fg=fg, bold=True) + lines[0][2 + len(label) :]
-            out.extend(lines)
+            out.extend(finding_lines(f, width, style))
             # INFO advice is for later; the fix of the failure is at the top (-v shows all advice).
             if f.get("advice") and (verbose or f["severity"] != "info" or f["id"] == "next-step"):
                 out.extend(wrap(f"→ {f['advice']}", width, "          ", "  "))

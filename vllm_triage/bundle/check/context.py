@@ -12,7 +12,9 @@ from vllm_triage.bundle.collect.commands import Scene
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.compare.data import CompareData
 from vllm_triage.core.provenance import Provenance, Sourced
-from vllm_triage.fingerprint.model import Candidate
+from vllm_triage.core.roles import Role
+from vllm_triage.fingerprint.model import Candidate, Fingerprint
+from vllm_triage.ingest.sources import Source
 
 
 @dataclass
@@ -24,26 +26,26 @@ class TrialContext:
     index: int  # position in the series (0: the first trial, the base)
 
     @property
-    def fp(self):
+    def fp(self) -> Fingerprint:
         return self.trial.fingerprint
 
-    def hits_for(self, *roles: str) -> list[PlaceholderHit]:
+    def hits_for(self, *roles: Role) -> list[PlaceholderHit]:
         return [h for h in self.hits if h.role in roles]
 
-    def usable(self, role: str) -> list:
+    def usable(self, role: Role) -> list[Source]:
         """Sources of a role that hold no placeholder (a placeholder file is no artefact)."""
         spoiled = {h.file for h in self.hits if h.role == role}
         return [s for s in self.trial.of_role(role) if s.name not in spoiled]
 
-    def read_by(self, name: str, *roles: str) -> list[Candidate]:
+    def read_by(self, name: str, *roles: Role) -> list[Candidate]:
         """The values read for a name by sources of the given roles, best first."""
         return [c for c in self.fp.candidates.get(name, []) if not roles or c.role in roles]
 
-    def first_read(self, name: str, *roles: str) -> Sourced | None:
+    def first_read(self, name: str, *roles: Role) -> Sourced | None:
         found = self.read_by(name, *roles)
         return found[0].sourced if found else None
 
-    def names_read(self, prefix: str, *roles: str) -> list[str]:
+    def names_read(self, prefix: str, *roles: Role) -> list[str]:
         return sorted(
             n
             for n, cands in self.fp.candidates.items()

@@ -88,7 +88,7 @@ def model_revision(ctx: TrialContext) -> Verdict:
 
 def memory_at_start(ctx: TrialContext) -> Verdict:
     for scope in _SCOPES:
-        used = next((c for c in ctx.read_by(f"{scope}.gpu_memory_used_mib", "nvidia_smi")), None)
+        used = next((c for c in ctx.read_by(f"{scope}.gpu_memory_used_mib", Role.NVIDIA_SMI)), None)
         if used is None or not used.sourced.value:
             continue
         total = ctx.fp.get(f"{scope}.gpu_memory_total_mib")
@@ -104,8 +104,8 @@ def gpu_memory_utilization(ctx: TrialContext) -> Verdict:
     if found is not None and found.value not in (None, ""):
         return passed(f"gpu_memory_utilization {found.value}", where(found))
     for role, what in (
-        ("vllm_log", "the arguments the server logged"),
-        ("launch_command", "the launch command"),
+        (Role.VLLM_LOG, "the arguments the server logged"),
+        (Role.LAUNCH_COMMAND, "the launch command"),
     ):
         given = ctx.names_read("arg.", role)
         if given:

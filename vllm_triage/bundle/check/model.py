@@ -3,6 +3,7 @@ what to collect, and the whole checklist's JSON contract (`vllm-triage.check/1`)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ class Verdict:
     places: tuple[str, ...] = ()
 
 
-def _evidence(evidence: list[Provenance | None] | tuple[Provenance | None, ...]) -> list[Provenance]:
+def _evidence(evidence: Sequence[Provenance | None]) -> list[Provenance]:
     """Known places, each once, in the order given."""
     return list(dict.fromkeys(e for e in evidence if e is not None))
 
@@ -37,13 +38,13 @@ def passed(message: str, *evidence: Provenance | None) -> Verdict:
 
 
 def failed(
-    message: str, evidence: list[Provenance | None] | None = None, places: tuple[str, ...] = ()
+    message: str, evidence: Sequence[Provenance | None] | None = None, places: tuple[str, ...] = ()
 ) -> Verdict:
     return Verdict(FAIL, message, _evidence(evidence or []), places)
 
 
 def missing(
-    message: str, places: tuple[str, ...], evidence: list[Provenance | None] | None = None
+    message: str, places: tuple[str, ...], evidence: Sequence[Provenance | None] | None = None
 ) -> Verdict:
     return Verdict(MISSING, message, _evidence(evidence or []), places)
 

@@ -17,20 +17,20 @@ from vllm_triage.core.provenance import Provenance
 from vllm_triage.core.roles import Role
 
 # Roles whose lines starting with `#` are comments (a comment may say anything, even "…").
-_COMMENTED_ROLES = ("launch_command", "environment", "request")
+_COMMENTED_ROLES = (Role.LAUNCH_COMMAND, Role.ENVIRONMENT, Role.REQUEST)
 # A file nothing recognised (a placeholder is no artefact) is placed by its name.
 _NAME_HINTS = (
-    ("collect_env", "collect_env"),
-    ("collect-env", "collect_env"),
-    ("nvidia", "nvidia_smi"),
-    ("inspect", "container_inspect"),
-    ("command", "launch_command"),
-    ("launch", "launch_command"),
-    ("compose", "launch_command"),
-    ("request", "request"),
-    ("curl", "request"),
-    ("env", "environment"),
-    ("log", "vllm_log"),
+    ("collect_env", Role.COLLECT_ENV),
+    ("collect-env", Role.COLLECT_ENV),
+    ("nvidia", Role.NVIDIA_SMI),
+    ("inspect", Role.CONTAINER_INSPECT),
+    ("command", Role.LAUNCH_COMMAND),
+    ("launch", Role.LAUNCH_COMMAND),
+    ("compose", Role.LAUNCH_COMMAND),
+    ("request", Role.REQUEST),
+    ("curl", Role.REQUEST),
+    ("env", Role.ENVIRONMENT),
+    ("log", Role.VLLM_LOG),
 )
 MAX_LINE_SHOWN = 160
 

@@ -24,7 +24,7 @@ _GPU_LIST_LINE = re.compile(r"(?m)^\s*GPU \d+: .+\(UUID: ")
 _SHELL_LAUNCHERS = launchers.SHELL_TYPED
 
 
-def _where_hits(ctx: TrialContext, *roles: str) -> tuple[str, list[Provenance | None]]:
+def _where_hits(ctx: TrialContext, *roles: Role) -> tuple[str, list[Provenance | None]]:
     hits = ctx.hits_for(*roles)
     if not hits:
         return "", []
@@ -64,7 +64,7 @@ def image_digest(ctx: TrialContext) -> Verdict:
             _container_places(ctx),
         )
     if ctx.scene.kind == "host":
-        env = ctx.usable("collect_env")
+        env = ctx.usable(Role.COLLECT_ENV)
         launcher = fp.get("launcher")
         if env:
             return passed(
@@ -89,7 +89,9 @@ def image_digest(ctx: TrialContext) -> Verdict:
 
 
 def vllm_version(ctx: TrialContext) -> Verdict:
-    observed = ctx.read_by("vllm.version", "vllm_log", "collect_env") + ctx.read_by("pip.vllm", "collect_env")
+    observed = ctx.read_by("vllm.version", Role.VLLM_LOG, Role.COLLECT_ENV) + ctx.read_by(
+        "pip.vllm", Role.COLLECT_ENV
+    )
     if observed:
         first = observed[0]
         how = "the log's banner" if first.role == Role.VLLM_LOG else "collect_env"
@@ -109,7 +111,7 @@ def vllm_version(ctx: TrialContext) -> Verdict:
             )
         return passed(f"vLLM {first.sourced.value}, as {how} reports it", where(first))
     tag = ctx.fp.get("image.vllm_version")
-    problem, evidence = _where_hits(ctx, "collect_env")
+    problem, evidence = _where_hits(ctx, Role.COLLECT_ENV)
     text = "no vLLM version from the environment that ran (no log banner, no collect_env)"
     if tag is not None:
         text += f"; the image tag suggests {tag.value}, but a tag is not what ran"
@@ -125,12 +127,12 @@ def vllm_version(ctx: TrialContext) -> Verdict:
 
 
 def nvidia_smi_views(ctx: TrialContext) -> Verdict:
-    captures = ctx.usable("nvidia_smi")
+    captures = ctx.usable(Role.NVIDIA_SMI)
     scopes = {ctx.trial.scope_of(s) for s in captures}
     unscoped = [s for s in captures if ctx.trial.scope_of(s) not in ("host", "container")]
     need_container = ctx.containerised
     have_host, have_container = "host" in scopes, "container" in scopes
-    problem, evidence = _where_hits(ctx, "nvidia_smi")
+    problem, evidence = _where_hits(ctx, Role.NVIDIA_SMI)
     if have_host and (have_container or not need_container):
         names = [s.name for s in captures if ctx.trial.scope_of(s) in ("host", "container")]
         return passed(
@@ -164,11 +166,11 @@ def nvidia_smi_views(ctx: TrialContext) -> Verdict:
 
 def gpus_counted(ctx: TrialContext) -> Verdict:
     fp = ctx.fp
-    captures = ctx.usable("nvidia_smi")
+    captures = ctx.usable(Role.NVIDIA_SMI)
     listed = [s for s in captures if _GPU_LIST_LINE.search(ctx.trial.text(s))]
     need = views.parallel_gpus(fp)
     visible = views.visible_gpus(fp)
-    counted = any(ctx.read_by(f"{scope}.gpu_count", "nvidia_smi") for scope in views.SERVER_VIEW)
+    counted = any(ctx.read_by(f"{scope}.gpu_count", Role.NVIDIA_SMI) for scope in views.SERVER_VIEW)
     if (
         visible is not None
         and counted
@@ -182,7 +184,7 @@ def gpus_counted(ctx: TrialContext) -> Verdict:
             _container_places(ctx),
         )
     if not listed:
-        problem, evidence = _where_hits(ctx, "nvidia_smi")
+        problem, evidence = _where_hits(ctx, Role.NVIDIA_SMI)
         text = "no `nvidia-smi -L` list"
         if counted and visible is not None:
             text += f" (nvidia-smi shows {visible.value} GPU(s), but -L lists each by UUID)"
@@ -227,19 +229,19 @@ def _cut(text: str) -> str | None:
 
 def launch_command(ctx: TrialContext) -> Verdict:
     fp = ctx.fp
-    problem, evidence = _where_hits(ctx, "launch_command")
+    problem, evidence = _where_hits(ctx, Role.LAUNCH_COMMAND)
     if problem:
         return missing(f"the launch command is not whole: {problem}", _container_places(ctx), evidence)
-    commands = ctx.usable("launch_command")
-    inspected = ctx.first_read("container.cmd", "container_inspect") or ctx.first_read(
-        "container.entrypoint", "container_inspect"
+    commands = ctx.usable(Role.LAUNCH_COMMAND)
+    inspected = ctx.first_read("container.cmd", Role.CONTAINER_INSPECT) or ctx.first_read(
+        "container.entrypoint", Role.CONTAINER_INSPECT
     )
     if not commands:
         if inspected is not None:
             return passed(
                 "the command that ran, as docker inspect records it (Path and Args)", where(inspected)
             )
-        logged = ctx.names_read("arg.", "vllm_log")
+        logged = ctx.names_read("arg.", Role.VLLM_LOG)
         text = "no launch command"
         if logged:
             text += (
@@ -247,7 +249,7 @@ def launch_command(ctx: TrialContext) -> Verdict:
                 "no container options, no environment)"
             )
         return missing(text, _container_places(ctx))
-    launcher = ctx.first_read("launcher", "launch_command")
+    launcher = ctx.first_read("launcher", Role.LAUNCH_COMMAND)
     for source in commands:
         if launcher is not None and str(launcher.value) in _SHELL_LAUNCHERS:
             why = _cut(ctx.trial.text(source))
@@ -264,14 +266,14 @@ def launch_command(ctx: TrialContext) -> Verdict:
             list(differ[0].evidence)[:4],
             _container_places(ctx),
         )
-    model = ctx.first_read("arg.model", "launch_command")
+    model = ctx.first_read("arg.model", Role.LAUNCH_COMMAND)
     if launcher is None or model is None:
         return failed(
             f"{commands[0].name} does not read as a vLLM launch (no launcher or no model found)",
             [Provenance(commands[0].name)],
             _container_places(ctx),
         )
-    count = len(ctx.names_read("arg.", "launch_command"))
+    count = len(ctx.names_read("arg.", Role.LAUNCH_COMMAND))
     return passed(
         f"{launcher.value} of {model.value} with {count} vLLM argument(s), kept whole",
         where(launcher),
@@ -283,21 +285,21 @@ def launch_command(ctx: TrialContext) -> Verdict:
 
 
 def environment_listed(ctx: TrialContext) -> Verdict:
-    listed = ctx.names_read("env.", "environment")
-    problem, evidence = _where_hits(ctx, "environment")
+    listed = ctx.names_read("env.", Role.ENVIRONMENT)
+    problem, evidence = _where_hits(ctx, Role.ENVIRONMENT)
     if listed and not problem:
-        first = ctx.first_read(listed[0], "environment")
+        first = ctx.first_read(listed[0], Role.ENVIRONMENT)
         return passed(
             f"{len(listed)} variable(s) listed in {first.source.file if first else 'the environment file'}",
             where(first),
         )
-    inspected = ctx.names_read("env.", "container_inspect")
+    inspected = ctx.names_read("env.", Role.CONTAINER_INSPECT)
     if inspected:
-        first = ctx.first_read(inspected[0], "container_inspect")
+        first = ctx.first_read(inspected[0], Role.CONTAINER_INSPECT)
         return passed(
             f"the container's {len(inspected)} variable(s), from docker inspect Config.Env", where(first)
         )
-    in_command = ctx.names_read("env.", "launch_command")
+    in_command = ctx.names_read("env.", Role.LAUNCH_COMMAND)
     text = "no environment listing"
     if in_command:
         text += (
@@ -307,7 +309,7 @@ def environment_listed(ctx: TrialContext) -> Verdict:
     if problem:
         text += f"; {problem}"
     elif ctx.trial.of_role(Role.ENVIRONMENT):
-        text += f"; {ctx.trial.of_role('environment')[0].name} lists no variable"
+        text += f"; {ctx.trial.of_role(Role.ENVIRONMENT)[0].name} lists no variable"
     return missing(text, _container_places(ctx), evidence)
 
 
@@ -321,16 +323,16 @@ def _log_from_start(ctx: TrialContext) -> bool:
 
 def first_error_block(ctx: TrialContext) -> Verdict:
     triage = ctx.trial.triage
-    problem, evidence = _where_hits(ctx, "vllm_log")
+    problem, evidence = _where_hits(ctx, Role.VLLM_LOG)
     if triage is None or not ctx.trial.of_role(Role.VLLM_LOG):
         return missing("no server log" + (f"; {problem}" if problem else ""), ("log",), evidence)
     fe = triage.get("first_error")
-    pasted = [h for h in ctx.hits_for("vllm_log") if h.placeholder != LOG_ELISION]
+    pasted = [h for h in ctx.hits_for(Role.VLLM_LOG) if h.placeholder != LOG_ELISION]
     if pasted:
         return missing(f"no server log: {problem}", ("log",), evidence)
     cut = [
         h
-        for h in ctx.hits_for("vllm_log")
+        for h in ctx.hits_for(Role.VLLM_LOG)
         if fe is None or (h.file == fe.get("file") and h.line <= fe["line"])
     ]
     if cut:
@@ -395,8 +397,8 @@ _REQUEST_FIELDS = (
 
 
 def request_recorded(ctx: TrialContext) -> Verdict:
-    problem, evidence = _where_hits(ctx, "request")
-    recorded = ctx.names_read("request.", "request")
+    problem, evidence = _where_hits(ctx, Role.REQUEST)
+    recorded = ctx.names_read("request.", Role.REQUEST)
     triage = ctx.trial.triage or {}
     before_serving = triage.get("phase") in STARTUP_PHASES and not triage.get("ready")
     if problem:
@@ -408,10 +410,10 @@ def request_recorded(ctx: TrialContext) -> Verdict:
             )
         return missing("no request recorded", ("host",))
     lacking = [
-        label for label, names in _REQUEST_FIELDS if not any(ctx.first_read(n, "request") for n in names)
+        label for label, names in _REQUEST_FIELDS if not any(ctx.first_read(n, Role.REQUEST) for n in names)
     ]
-    first = ctx.first_read(recorded[0], "request")
-    concurrency = ctx.first_read("request.concurrency", "request")
+    first = ctx.first_read(recorded[0], Role.REQUEST)
+    concurrency = ctx.first_read("request.concurrency", Role.REQUEST)
     if lacking:
         return failed(
             f"the request ({first.source.file if first else '?'}) lacks: {', '.join(lacking)}",

@@ -15,7 +15,7 @@ from typing import BinaryIO
 from vllm_triage.bundle.redact.prefilter import HitCache, Prefilter, Window
 from vllm_triage.ingest.decode import CHUNK_BYTES
 from vllm_triage.ingest.limits import human
-from vllm_triage.ingest.sources import GZIP_MAGIC
+from vllm_triage.ingest.readers import GZIP_MAGIC
 
 
 def open_maybe_gzip(path: Path) -> BinaryIO:

@@ -2,7 +2,7 @@
 words that keep the line they were written on, then into simple commands.
 
 Used by the launch-command reader, docker inspect (`sh -c` scripts, command strings), the curl
-reader (parsers/request.py) and the checklist's "is the command whole?" test. It follows POSIX
+reader (parsers/request/) and the checklist's "is the command whole?" test. It follows POSIX
 quoting as `shlex` in POSIX mode does, and adds what `shlex` cannot give: the line of each word
 (provenance), tolerance of the unbalanced quote of a cut paste (dropped and noted, not fatal),
 `$VAR` / `${VAR:-default}` expansion from what the paste defined, redirections as operators,
