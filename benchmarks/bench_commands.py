@@ -8,8 +8,15 @@ and the log is big enough for a second pass over it to show:
 Each command runs --repeat times, the commands in turns (a burst of load on a shared machine hits
 them alike); the best wall and CPU time of each is kept and divided by triage's.
 
+With --baseline-cmd (another build of the tool, e.g. `env PYTHONPATH=/path/to/old/checkout python -m
+vllm_triage`) every command also runs under it, in the same turns, so a change is measured as
+before/after ratios in one run rather than across runs on a machine whose load keeps changing.
+Run it from outside the checkout then: `python -m` puts the current folder first on sys.path, so
+in the checkout both builds would import the checkout's package.
+
 Usage: benchmarks/bench_commands.py [--size-mb 256] [--sample kv-cache-too-small] [--out DIR]
                                     [--maker PATH] [--cmd vllm-triage] [--repeat 3]
+                                    [--baseline-cmd CMD]
 Writes a Markdown table to stdout and to DIR/commands.md.
 """
 
@@ -17,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -66,6 +74,7 @@ def main() -> int:
     ap.add_argument("--maker", default=str(DEFAULT_MAKER))
     ap.add_argument("--cmd", default="vllm-triage")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline-cmd", help="another build to measure in the same turns (before/after)")
     a = ap.parse_args()
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -77,19 +86,24 @@ def main() -> int:
         print(f"log generator not found: {a.maker}", file=sys.stderr)
         return 2
     bundle = build_bundle(out_dir, sample, a.size_mb, a.maker)
-    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in COMMANDS}
+    builds = {"": a.cmd} if not a.baseline_cmd else {"baseline ": a.baseline_cmd, "": a.cmd}
+    runs: dict[str, list[tuple[float, float]]] = {}
     for _ in range(a.repeat):
         for name, args in COMMANDS.items():
-            argv = shlex.split(a.cmd) + [args[0], str(bundle), *args[1:]]
-            wall, _rss, _out, cpu = run(argv)
-            runs[name].append((wall, cpu))
+            for build, cmd in builds.items():
+                argv = shlex.split(cmd) + [args[0], str(bundle), *args[1:]]
+                wall, _rss, _out, cpu = run(argv)
+                runs.setdefault(build + name, []).append((wall, cpu))
     best = {name: (min(w for w, _ in rs), min(c for _, c in rs)) for name, rs in runs.items()}
-    base_wall, base_cpu = best["triage"]
-    rows = [
-        {"command": name, "wall_s": w, "cpu_s": c, "wall_ratio": w / base_wall, "cpu_ratio": c / base_cpu}
-        for name, (w, c) in best.items()
-    ]
-    table = f"bundle: {bundle.name} ({a.size_mb} MB log), best of {a.repeat}\n\n"
+    rows = []
+    for name, (w, c) in best.items():
+        base_wall, base_cpu = best["baseline triage" if name.startswith("baseline ") else "triage"]
+        rows.append(
+            {"command": name, "wall_s": w, "cpu_s": c, "wall_ratio": w / base_wall, "cpu_ratio": c / base_cpu}
+        )
+    rows.sort(key=lambda r: r["command"].startswith("baseline "), reverse=True)
+    load = os.getloadavg()[0]
+    table = f"bundle: {bundle.name} ({a.size_mb} MB log), best of {a.repeat}, load average {load:.1f}\n\n"
     table += "| command | wall | CPU | wall / triage | CPU / triage |\n|---|---:|---:|---:|---:|\n"
     table += "".join(
         f"| {r['command']} | {r['wall_s']:.2f} s | {r['cpu_s']:.2f} s | {r['wall_ratio']:.2f}× "

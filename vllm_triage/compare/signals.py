@@ -25,14 +25,20 @@ from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all, iter_
 from vllm_triage.ingest.sources import Source
 
 CHUNK_BYTES = 16 * 1024 * 1024
+WINDOW_BYTES = 1024 * 1024  # the span each pattern's pass reads while it is in the CPU cache
 METRICS_MAX_BYTES = 16 * 1024 * 1024
 
-_STATS = re.compile(rb"Avg prompt throughput: ")
+_STATS_LITERAL = b"Avg prompt throughput: "
 # Capital P: "External prefix cache hit rate" is a connector's cache (LMCache …), not vLLM's own.
 _HIT_RATE = re.compile(rb"Prefix cache hit rate: (?:GPU: )?([\d.]+)%")
 _RUNNING = re.compile(rb"Running: (\d+) reqs")
 _ACCESS = re.compile(rb'"POST /v1/(?:chat/)?completions HTTP/[\d.]+" (\d{3})')
-_RECEIVED = re.compile(rb"Received request (?:chatcmpl|cmpl)-")
+# `Received request (?:chatcmpl|cmpl)-` as its two literals (neither can overlap the other).
+_RECEIVED_LITERALS = (b"Received request chatcmpl-", b"Received request cmpl-")
+# What each pattern must contain: a chunk without it skips the pattern's pass.
+_RUNNING_LITERAL = b"Running: "
+_ACCESS_LITERAL = b"completions HTTP/"
+_HIT_RATE_LITERAL = b"Prefix cache hit rate: "
 _METRIC = re.compile(
     r"(?m)^vllm:(?:gpu_)?prefix_cache_(hits|queries|hit_rate)(?:_total)?(?:\{[^}\n]*\})?\s+([0-9.eE+-]+)\s*$"
 )
@@ -124,28 +130,68 @@ def _text_chunks(source: Source) -> Iterator[tuple[bytes, int]]:
 def _scan_log(source: Source, signals: Signals) -> None:
     signals.files.append(source.name)
     for chunk, first_line in _text_chunks(source):
-        signals.stats_lines += len(_STATS.findall(chunk))
-        for match in _RUNNING.finditer(chunk):
-            running = int(match.group(1))
-            signals.max_running = max(signals.max_running or 0, running)
-        for match in _ACCESS.finditer(chunk):
-            if match.group(1).startswith(b"2"):
-                signals.requests_ok += 1
-            else:
-                signals.requests_failed += 1
-        signals.requests_received += len(_RECEIVED.findall(chunk))
-        # Line numbers counted from the previous match on, not from the chunk start (quadratic).
-        line, counted_to = first_line, 0
-        for match in _HIT_RATE.finditer(chunk):
-            value = float(match.group(1))
-            line += chunk.count(b"\n", counted_to, match.start())
-            counted_to = match.start()
-            signals.hit_rate_lines += 1
-            signals.hit_rate_max = max(signals.hit_rate_max or 0.0, value)
-            where = {"file": source.name, "line": line, "value": value}
-            signals.last_hit_rate = where
-            if value > 0 and signals.first_hit is None:
-                signals.first_hit = where
+        _scan_chunk(chunk, first_line, source.name, signals)
+
+
+def _scan_chunk(chunk: bytes, first_line: int, file: str, signals: Signals) -> None:
+    """One chunk's signals. Why not one `finditer` loop per pattern: a serving log is mostly these
+    lines (access and request lines are half of it), so a Python step per match made `check` and
+    `report` pay a quarter of a triage again for them. Counts are `bytes.count` of the literals
+    the patterns reduce to; the values come from `findall` (one C-level pass each, skipped when
+    the literal is absent); a match's line is counted only for the two hits that are reported
+    (the first above zero, the last). The results are those of the per-match loop, match for
+    match. The passes run over windows of about WINDOW_BYTES (ending at a line end, no copy:
+    pos/endpos), so the later passes read a window from the CPU cache, not from memory again."""
+    last: tuple[int, int, float] | None = None  # (window start, window end, value) of the last hit
+    start, size = 0, len(chunk)
+    while start < size:
+        end = size if size - start <= WINDOW_BYTES else (chunk.find(b"\n", start + WINDOW_BYTES) + 1 or size)
+        values = _scan_window(chunk, start, end, signals)
+        if values:
+            if signals.first_hit is None:
+                first = next((n for n, value in enumerate(values) if value > 0), None)
+                if first is not None:
+                    matches = _HIT_RATE.finditer(chunk, start, end)
+                    match = next(m for n, m in enumerate(matches) if n == first)
+                    signals.first_hit = _where(chunk, first_line, file, match.start(), values[first])
+            last = (start, end, values[-1])
+        start = end
+    if last is None:
+        return
+    # A match starts with the literal and no literal starts inside one: the last literal that
+    # begins a match is where finditer's last match starts.
+    low, at, value = last
+    while (at := chunk.rfind(_HIT_RATE_LITERAL, low, at)) >= 0:
+        if _HIT_RATE.match(chunk, at, last[1]):
+            signals.last_hit_rate = _where(chunk, first_line, file, at, value)
+            return
+
+
+def _scan_window(chunk: bytes, start: int, end: int, signals: Signals) -> list[float]:
+    """The counts of chunk[start:end] added to `signals`; the window's hit rates, in order."""
+    signals.stats_lines += chunk.count(_STATS_LITERAL, start, end)
+    if chunk.find(_RUNNING_LITERAL, start, end) >= 0:
+        running = _RUNNING.findall(chunk, start, end)
+        if running:
+            signals.max_running = max(signals.max_running or 0, max(map(int, running)))
+    if chunk.find(_ACCESS_LITERAL, start, end) >= 0:
+        codes = _ACCESS.findall(chunk, start, end)
+        # Each code is three digits: every third byte of the joined codes is a first digit.
+        ok = b"".join(codes)[::3].count(b"2")
+        signals.requests_ok += ok
+        signals.requests_failed += len(codes) - ok
+    signals.requests_received += sum(chunk.count(literal, start, end) for literal in _RECEIVED_LITERALS)
+    if chunk.find(_HIT_RATE_LITERAL, start, end) < 0:
+        return []
+    values = [float(v) for v in _HIT_RATE.findall(chunk, start, end)]
+    if values:
+        signals.hit_rate_lines += len(values)
+        signals.hit_rate_max = max(signals.hit_rate_max or 0.0, max(values))
+    return values
+
+
+def _where(chunk: bytes, first_line: int, file: str, at: int, value: float) -> dict[str, Any]:
+    return {"file": file, "line": first_line + chunk.count(b"\n", 0, at), "value": value}
 
 
 def _scan_metrics(source: Source, signals: Signals) -> None:

@@ -108,11 +108,19 @@ class Placeholder:
 def _rust_search(pattern: str, text: str) -> bool | None:
     """Whether the pattern (lines as ^…$) occurs in the text, by polars' Rust regex; None when
     the pattern is not one that engine reads (then Python decides). Only a first pass: the lines
-    it lets through are matched by Python's engine one by one, as before."""
+    it lets through are matched by Python's engine one by one, as before. Branch by branch where
+    the pattern splits (bundle/check/branches.py): one branch without a literal made the whole
+    alternation slow."""
     import polars as pl
 
+    from vllm_triage.bundle.check.branches import top_level_branches
+
+    haystack = pl.Series([text], dtype=pl.String)
     try:
-        return bool(pl.Series([text], dtype=pl.String).str.contains(f"(?m){pattern}")[0])
+        return any(
+            bool(haystack.str.contains(f"(?m){branch}")[0])
+            for branch in top_level_branches(pattern) or [pattern]
+        )
     except Exception:  # a ComputeError for syntax the Rust engine lacks
         return None
 
