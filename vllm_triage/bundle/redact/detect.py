@@ -147,6 +147,12 @@ class Scope:
             covered = text.rfind("\n", 0, end - 1) + 1 if multiline and end < len(text) else end
         return segments
 
+    def word_positions(self, hints: tuple[str, ...], whole_words: bool) -> list[int] | None:
+        """Where a hint starts (None when lower() moved offsets and positions cannot be trusted)."""
+        if not hints or self._lowered is None:
+            return None
+        return self._hint_positions(hints, whole_words)
+
     def matches(self, rule: SecretRule | MaskRule, timeout: float) -> Iterator[regex.Match]:
         whole_words = isinstance(rule, SecretRule) and rule.whole_words
         for start, end in self.ranges(rule.hints, rule.multiline, whole_words):
@@ -160,15 +166,12 @@ def secret_finds(
     text = scope.text
     finds: list[Find] = []
     for rule in chosen:
-        for match in scope.matches(rule, timeout):
+        gated = rule.gate == "name"
+        matches = _gated_matches(scope, rules, rule, timeout) if gated else _plain(scope, rule, timeout)
+        for match, name_kind in matches:
             start, end = match.span("value")
             if start < 0 or start == end:
                 continue
-            name_kind = None
-            if rule.gate == "name":
-                name_kind = rules.names.secret_kind(match.group("name") or "")
-                if name_kind is None:
-                    continue
             value = text[start:end]
             if not rule.multiline and "\n" in value:
                 continue  # a pattern that slipped across a line end: never trust it
@@ -179,6 +182,72 @@ def secret_finds(
                 kind = classifier.kind_of(value) or name_kind or "secret"
             finds.append(Find(start, end, rule.id, kind, rule.priority, "secret"))
     return finds
+
+
+def _plain(scope: Scope, rule: SecretRule, timeout: float) -> Iterator[tuple[regex.Match, str | None]]:
+    for match in scope.matches(rule, timeout):
+        yield match, None
+
+
+# A name-gated match whose name holds no secret is searched again from inside its value, this many
+# times the searched text at most (then the block counts as timed out: the caller goes line by line
+# and, failing that, replaces the line whole).
+RESCAN_BUDGET = 4
+
+
+def _gated_matches(
+    scope: Scope, rules: RedactRules, rule: SecretRule, timeout: float
+) -> Iterator[tuple[regex.Match, str]]:
+    """Matches of a name-gated rule whose name holds a secret, with the name's kind.
+
+    A match whose name holds none (`"message": "…"`, `Environment=…`, `args=…`) is not consumed
+    whole: its value may hold a pair whose name does (`"message": "args: {'api_key': '…'}"`,
+    `Environment='OPENAI_API_KEY=…'`), so the search goes on from where the value starts when a
+    secret name's word stands in it. A match without a name (a `\\G` continuation: the next
+    element of a list) belongs to the match it continues, and takes its kind."""
+    text = scope.text
+    names = rules.names
+    positions = scope.word_positions(rule.hints, rule.whole_words)
+    for start, end in scope.ranges(rule.hints, rule.multiline, rule.whole_words):
+        budget = RESCAN_BUDGET * (end - start) + 4096
+        position = start
+        last_end, last_kind = -1, None
+        while position <= end:
+            match = rule.compiled.search(text, position, end, timeout=timeout)
+            if match is None:
+                break
+            name = match.group("name")
+            if name is None:
+                kind = last_kind if match.start() == last_end else None
+            else:
+                kind = names.secret_kind(name)
+            if kind is not None:
+                yield match, kind
+                last_end, last_kind = match.end(), kind
+                position = max(match.end(), position + 1)
+                # A list's next elements (\\G) may run past the lines the hints chose.
+                while rule.multiline:
+                    more = rule.compiled.match(text, last_end, timeout=timeout)
+                    if more is None or more.group("name") is not None or more.end() <= last_end:
+                        break
+                    yield more, kind
+                    last_end = position = more.end()
+                continue
+            inner = match.start("value") if match.start("value") >= 0 else match.end()
+            if inner > match.start() and _hint_within(positions, inner, match.end()):
+                budget -= match.end() - inner
+                if budget < 0:
+                    raise TimeoutError("rescans of a name-gated rule over budget")
+                position = max(inner, position + 1)
+            else:
+                position = max(match.end(), position + 1)
+
+
+def _hint_within(positions: list[int] | None, start: int, end: int) -> bool:
+    if positions is None:
+        return True  # offsets unknown (lower() changed the length): look, the budget bounds it
+    index = bisect.bisect_left(positions, start)
+    return index < len(positions) and positions[index] < end
 
 
 def disguised_finds(
