@@ -28,6 +28,22 @@ def answered_by_handler(row: Row) -> Survival | None:
     return Survival(row.line, reason)
 
 
+# vllm/exceptions.py (0.11+): "VLLMValidationError(VLLMClientError): vLLM-specific validation error
+# for request validation failures"; VLLMClientError's subclasses are "caused by the client request
+# (4xx)" and the entrypoints answer them with a 4xx. Raised in a server, they end one request only.
+_CLIENT_ERROR = re.compile(r"^(?:vllm\.exceptions\.)?VLLM(?:Validation|NotFound|Client)Error\b")
+
+
+def client_error_after_ready(row: Row, ready_line: int | None) -> Survival | None:
+    """An exception vLLM's own hierarchy marks as the client's fault (VLLMValidationError …),
+    raised after the server was ready: the server answered that request with a 4xx and went on,
+    whatever happened later (an offline caller has no ready server and dies of it)."""
+    if ready_line is None or row.line <= ready_line or not _CLIENT_ERROR.match(row.message):
+        return None
+    reason = "a client error by vLLM's own exception classes (answered with a 4xx) after the server was ready"
+    return Survival(row.line, reason)
+
+
 def lone_lines_gone_past(
     roots: list[Candidate], index: StreamIndex, survived: list[tuple[Candidate, Survival]]
 ) -> list[Candidate]:

@@ -17,7 +17,12 @@ from vllm_triage.analysis.blocks import (
 from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
-from vllm_triage.analysis.gone_past import answered_by_handler, lone_lines_gone_past, warnings_gone_past
+from vllm_triage.analysis.gone_past import (
+    answered_by_handler,
+    client_error_after_ready,
+    lone_lines_gone_past,
+    warnings_gone_past,
+)
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
 from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
@@ -341,7 +346,11 @@ def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidat
 def _survival(
     candidate: Candidate, index: StreamIndex, judge: FatalityJudge, out: list[tuple[Candidate, Survival]]
 ) -> bool:
-    handled = answered_by_handler(candidate.row) if candidate.kind != "consequence" else None
+    handled = (
+        answered_by_handler(candidate.row) or client_error_after_ready(candidate.row, judge.ready_line)
+        if candidate.kind != "consequence"
+        else None
+    )
     if handled is not None:
         # Cheap, so first: a day of serving can log thousands of per-request errors. The access
         # line that answered it, when there is one, is the better evidence to cite.
@@ -352,7 +361,9 @@ def _survival(
         # have absorbed unprefixed lines that follow it (an access log line is no continuation).
         end = block.end if any(r.tb for r in block.rows) else candidate.row.line
         doomed = candidate.rule is not None and bool(candidate.rule.extra.get("doomed"))
-        survival = judge.survived(candidate.row, end, doomed)
+        survival = judge.survived(candidate.row, end, doomed) or (
+            judge.never_used_after(candidate.row) if doomed else None
+        )
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
