@@ -126,6 +126,22 @@ LINES: list[tuple[str, Parts]] = [
         Parts(MESSAGE, "2025-09-21T18:05:01+0200"),
     ),
     ("[vllm]: " + MESSAGE, Parts(MESSAGE)),
+    # a log viewer's export: local time with milliseconds, then ` | `
+    (
+        "2026-04-19 12:59:20.216 | (EngineCore pid=196) ERROR 04-19 10:59:20 [core.py:1132] " + MESSAGE,
+        Parts(
+            MESSAGE,
+            "2026-04-19 12:59:20.216",
+            "04-19 10:59:20",
+            "ERROR",
+            "EngineCore",
+            None,
+            196,
+            "core.py:1132",
+            "vllm",
+        ),
+    ),
+    ("2026-04-19 12:59:20.217 | " + MESSAGE, Parts(MESSAGE, "2026-04-19 12:59:20.217")),
     (
         "\x1b[0;36m(Worker_TP0 pid=9)\x1b[0;0m \x1b[31mERROR\x1b[0m \x1b[90m11-04 15:23:28\x1b[0m "
         "\x1b[90m[gpu_worker.py:12]\x1b[0m boom",

@@ -151,3 +151,88 @@ def test_an_attention_backend_the_platform_refuses_is_config(tmp_path, triage_js
     )
     data = triage_json(_write(tmp_path, log))
     assert data["phase"] == "config"
+
+
+def test_a_ray_wrapper_line_gives_way_to_the_exception_it_carries(tmp_path, triage_json):
+    p = "ERROR 07-31 19:35:35 [core.py:586]"
+    log = (
+        f"{p} EngineCore failed to start.\n"
+        f"{p} Traceback (most recent call last):\n"
+        f'{p}   File "{SITE}/vllm/executor/ray_distributed_executor.py", line 397, in _init_workers_ray\n'
+        f'{p}     self._run_workers("load_model",\n'
+        f'{p}   File "{SITE}/ray/_private/worker.py", line 937, in get_objects\n'
+        f"{p}     raise value.as_instanceof_cause()\n"
+        f"{p} ray.exceptions.RayTaskError(TypeError): ray::RayWorkerWrapper.execute_method() (pid=13215, ip=10.0.0.3)\n"
+        f'{p}   File "{SITE}/vllm/worker/worker_base.py", line 614, in execute_method\n'
+        f"{p}     return run_method(self, method, args, kwargs)\n"
+        f'{p}   File "{SITE}/vllm/model_executor/model_loader/default_loader.py", line 201, in _get_weights_iterator\n'
+        f"{p}     weights_iterator = safetensors_weights_iterator(hf_weights_files, True)\n"
+        f"{p} TypeError: _safetensors_weights_iterator() takes 1 positional argument but 2 were given\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith("TypeError: _safetensors_weights_iterator()")
+    assert data["phase"] == "weight_load"
+
+
+def test_an_llvm_abort_before_the_engine_died_is_the_root(tmp_path, triage_json):
+    log = (
+        "INFO 12-06 14:09:00 api_server.py:641] vLLM API server version 0.6.4\n"
+        "INFO:     Application startup complete.\n"
+        'INFO:     10.0.0.5:40312 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        "LLVM ERROR: Unsupported rounding mode for conversion.\n"
+        "ERROR 12-06 14:09:37 client.py:282] RuntimeError('Engine process (pid 16470) died.')\n"
+        "ERROR 12-06 14:09:37 client.py:282] NoneType: None\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"] == "LLVM ERROR: Unsupported rounding mode for conversion."
+    assert data["phase"] == "request"
+
+
+CHAT_TEMPLATE = (
+    "vllm.entrypoints.chat_utils.ChatTemplateResolutionError: As of transformers v4.44, default chat "
+    "template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.\n"
+)
+
+
+def test_a_lone_chat_template_error_is_one_request_answered(tmp_path, triage_json):
+    log = "chat requests fail, request error:\n" + CHAT_TEMPLATE
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "none" and data["first_error"] is None
+    assert any("ChatTemplateResolutionError" in f["message"] for f in _survived(data))
+
+
+def test_an_uncaught_chat_template_error_in_an_offline_caller_is_the_root(tmp_path, triage_json):
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/work/chat.py", line 12, in <module>\n'
+        "    outputs = llm.chat(messages)\n"
+        f'  File "{SITE}/vllm/entrypoints/chat_utils.py", line 1500, in apply_hf_chat_template\n'
+        "    raise ChatTemplateResolutionError(\n" + CHAT_TEMPLATE
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["first_error"]["message"].startswith(
+        "vllm.entrypoints.chat_utils.ChatTemplateResolutionError"
+    )
+
+
+def test_a_v0_log_that_stops_after_the_attention_backend_is_a_start_up_hang(tmp_path, triage_json):
+    log = (
+        "INFO 08-12 14:54:40 llm_engine.py:174] Initializing an LLM engine (v0.5.4) with config: model='org/m'\n"
+        "INFO 08-12 14:54:48 selector.py:79] Using Flashinfer backend.\n"
+        "WARNING 08-12 14:54:48 selector.py:80] Flashinfer will be stuck on llama-2-7b, please avoid it.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "cuda_init"  # V0 picks the backend as the worker is built, before init_device
+    assert data["first_error"]["category"] == "hang"
+
+
+def test_a_v1_hang_after_the_attention_backend_is_still_in_loading(tmp_path, triage_json):
+    e = "(EngineCore_DP0 pid=157) INFO 09-21 11:04"
+    log = (
+        f"{e}:10 [core.py:76] Initializing a V1 LLM engine (v0.10.2) with config: model='org/m'\n"
+        f"{e}:12 [parallel_state.py:1165] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0\n"
+        f"{e}:12 [gpu_model_runner.py:2338] Starting to load model org/m...\n"
+        f"{e}:13 [cuda.py:362] Using Flash Attention backend on V1 engine.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "weight_load"

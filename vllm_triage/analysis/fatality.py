@@ -168,6 +168,10 @@ class FatalityJudge:
                 )
         return None
 
+    def died_soon_after(self, block_end: int) -> bool:
+        """A consequence (engine dead, process died) follows within DEATH_WINDOW_LINES."""
+        return self._died_soon_after(block_end)
+
     def _died_soon_after(self, block_end: int) -> bool:
         i = bisect.bisect_right(self.consequence_lines, block_end)
         return i < len(self.consequence_lines) and self.consequence_lines[i] <= block_end + DEATH_WINDOW_LINES

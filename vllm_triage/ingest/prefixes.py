@@ -62,6 +62,8 @@ GREP_LINE = (
 TRANSPORT = (
     r"^(?:>\s?)?"  # a quoted paste
     r"(?:\[(?P<tag>[A-Za-z][\w.-]*)\]: )?"  # a log shipper's source tag: `[vllm]: `
+    # a log viewer's export (Dozzle, Portainer with timestamps): local time, then ` | `
+    r"(?:(?P<vts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?) \| )?"
     r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"  # docker compose: `vllm-openai-1  | `
     r"(?:\[pod/[^\]\s]+\]\s)?"  # kubectl logs --prefix: `[pod/name/container] `
     r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"  # docker -t, kubectl
@@ -261,7 +263,7 @@ def strip_transport(text: str) -> tuple[str, str | None]:
     rest = parts.group("rest")
     if tag is not None and re.match(RANK_TAG, tag):
         rest = f"[{tag}]: {rest}"
-    ts = parts.group("ts").strip() if parts.group("ts") else None
+    ts = parts.group("ts").strip() if parts.group("ts") else parts.group("vts")
     if ts is None:
         local = _LOCAL_TS_RE.match(rest)
         if local:
