@@ -119,6 +119,8 @@ def _fill_from_record(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
     t = pl.col("_t")
+    grep_rest = t.str.extract(g.GREP_LINE, 2)
+    frame = frame.with_columns(_t=pl.coalesce(grep_rest, t))
     parts = t.str.extract_groups(g.TRANSPORT)
     frame = frame.with_columns(_p=parts)
     tag = pl.col("_p").struct.field("tag")
@@ -127,7 +129,7 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
         _t=pl.when(tag.str.contains(g.RANK_TAG))
         .then(pl.lit("[") + tag + pl.lit("]: ") + pl.col("_p").struct.field("rest"))
         .otherwise(pl.col("_p").struct.field("rest")),
-        _ts=pl.col("_p").struct.field("ts").str.strip_chars(),
+        _ts=pl.coalesce(pl.col("_p").struct.field("ts").str.strip_chars(), pl.col("_p").struct.field("vts")),
     ).drop("_p")
     local = pl.col("_t").str.extract_groups(g.LOCAL_TS)
     frame = frame.with_columns(_l=local)
@@ -168,7 +170,7 @@ def _strip_processes(frame: pl.DataFrame) -> pl.DataFrame:
     for _ in range(g.PROCESS_STACK):
         parts = pl.col("_t").str.extract_groups(g.PROCESS)
         frame = frame.with_columns(_p=parts)
-        matched = pl.col("_p").struct.field("pid").is_not_null()
+        matched = pl.col("_p").struct.field("rest").is_not_null()
         frame = frame.with_columns(
             process=pl.when(matched)
             .then(pl.coalesce(pl.col("_p").struct.field("proc"), pl.lit("pid")))

@@ -206,6 +206,40 @@ V0_SERVING = tb(
     ("triton/runtime/jit.py", "run"),
 )
 
+# 0.7 V0 (vllm#14320 shape): the model runner asks the selector for a backend the platform refuses.
+V0_ATTENTION_BACKEND_REFUSED = tb(
+    ("vllm/engine/multiprocessing/engine.py", "run_mp_engine"),
+    ("vllm/engine/llm_engine.py", "__init__"),
+    ("vllm/executor/executor_base.py", "__init__"),
+    ("vllm/executor/uniproc_executor.py", "_init_executor"),
+    ("vllm/worker/worker_base.py", "init_worker"),
+    ("vllm/worker/worker.py", "__init__"),
+    ("vllm/worker/model_runner.py", "__init__"),
+    ("vllm/attention/selector.py", "get_attn_backend"),
+    ("vllm/attention/selector.py", "_cached_get_attn_backend"),
+    ("vllm/platforms/cuda.py", "get_attn_backend_cls"),
+)
+
+# 0.7 V0: --quantization awq on a checkpoint with no AWQ config, read while VllmConfig validates.
+V0_QUANT_CONFIG_MISSING = tb(
+    ("vllm/engine/multiprocessing/engine.py", "run_mp_engine"),
+    ("vllm/engine/multiprocessing/engine.py", "from_engine_args"),
+    ("vllm/engine/arg_utils.py", "create_engine_config"),
+    ("vllm/config.py", "__post_init__"),
+    ("vllm/config.py", "_get_quantization_config"),
+    ("vllm/model_executor/model_loader/weight_utils.py", "get_quant_config"),
+)
+
+# 0.5 V0: the loader built the quantization config while loading the model.
+V05_LOADER_QUANT_CONFIG = tb(
+    ("vllm/worker/model_runner.py", "load_model"),
+    ("vllm/model_executor/model_loader/__init__.py", "get_model"),
+    ("vllm/model_executor/model_loader/loader.py", "load_model"),
+    ("vllm/model_executor/model_loader/loader.py", "_initialize_model"),
+    ("vllm/model_executor/model_loader/loader.py", "_get_quantization_config"),
+    ("vllm/model_executor/model_loader/weight_utils.py", "get_quant_config"),
+)
+
 V0_SHUTDOWN = tb(
     ("vllm/executor/executor_base.py", "__del__"),
     ("vllm/executor/mp_distributed_executor.py", "shutdown"),
@@ -234,6 +268,15 @@ V0_SHUTDOWN = tb(
         (V0_BF16_ON_TURING, "config", None, "vllm/worker/worker.py", "vllm"),
         (V0_KV_TOO_SMALL, "engine_reserve", None, "vllm/worker/worker.py", "vllm"),
         (V0_SERVING, None, "request", None, "triton"),
+        (V0_ATTENTION_BACKEND_REFUSED, "config", None, "vllm/platforms/cuda.py", "vllm"),
+        (V0_QUANT_CONFIG_MISSING, "config", None, "vllm/config.py", "vllm"),
+        (
+            V05_LOADER_QUANT_CONFIG,
+            "weight_load",
+            None,
+            "vllm/model_executor/model_loader/loader.py",
+            "vllm",
+        ),
     ],
 )
 def test_tracebacks(

@@ -126,6 +126,22 @@ LINES: list[tuple[str, Parts]] = [
         Parts(MESSAGE, "2025-09-21T18:05:01+0200"),
     ),
     ("[vllm]: " + MESSAGE, Parts(MESSAGE)),
+    # a log viewer's export: local time with milliseconds, then ` | `
+    (
+        "2026-04-19 12:59:20.216 | (EngineCore pid=196) ERROR 04-19 10:59:20 [core.py:1132] " + MESSAGE,
+        Parts(
+            MESSAGE,
+            "2026-04-19 12:59:20.216",
+            "04-19 10:59:20",
+            "ERROR",
+            "EngineCore",
+            None,
+            196,
+            "core.py:1132",
+            "vllm",
+        ),
+    ),
+    ("2026-04-19 12:59:20.217 | " + MESSAGE, Parts(MESSAGE, "2026-04-19 12:59:20.217")),
     (
         "\x1b[0;36m(Worker_TP0 pid=9)\x1b[0;0m \x1b[31mERROR\x1b[0m \x1b[90m11-04 15:23:28\x1b[0m "
         "\x1b[90m[gpu_worker.py:12]\x1b[0m boom",
@@ -166,6 +182,45 @@ LINES: list[tuple[str, Parts]] = [
         Parts("EngineCore failed to start.", level="ERROR", source="core.py:718", logger="vllm"),
     ),
     ("WARNING something happened", Parts("WARNING something happened")),
+    # `grep -n` output: the line number before the line as it was (a match `N:`, context `N-`)
+    (
+        "1561:(Worker_TP12_EP12 pid=4021) ERROR 06-24 21:51:00 [multiproc_executor.py:962] " + MESSAGE,
+        Parts(
+            MESSAGE,
+            None,
+            "06-24 21:51:00",
+            "ERROR",
+            "Worker_TP12_EP12",
+            12,
+            4021,
+            "multiproc_executor.py:962",
+            "vllm",
+        ),
+    ),
+    (
+        "17-INFO 06-24 21:44:26 [utils.py:240] non-default args: {}",
+        Parts("non-default args: {}", None, "06-24 21:44:26", "INFO", source="utils.py:240", logger="vllm"),
+    ),
+    # a message that starts with a number and a colon is not grep's
+    ("3: " + MESSAGE, Parts("3: " + MESSAGE)),
+    (
+        "2025-06-10 11:36:24.900 269781 kserve INFO loaded",
+        Parts("2025-06-10 11:36:24.900 269781 kserve INFO loaded"),
+    ),
+    # a reporter's abbreviations: the pid hidden, the date and location cut to `...`
+    (
+        "(EngineCore pid=...) INFO ... Model loading took 14.53 GiB memory and 172.4 seconds",
+        Parts(
+            "Model loading took 14.53 GiB memory and 172.4 seconds",
+            level="INFO",
+            process="EngineCore",
+            logger="vllm",
+        ),
+    ),
+    (
+        "(APIServer pid=xxx) WARNING … slow",
+        Parts("slow", level="WARNING", process="APIServer", logger="vllm"),
+    ),
     (MESSAGE, Parts(MESSAGE)),
 ]
 

@@ -41,6 +41,9 @@ DEATH_WINDOW_LINES = 100
 # prints none: its loop has stopped).
 _GENERATING = re.compile(r"Avg generation throughput: (?!0\.0 )\d[\d.]*")
 HEARTBEATS_NEEDED = 2
+# Lines of another program after a doomed error that show it went on without vLLM (fewer prove
+# nothing: a paste that ends two lines later was cut where it died).
+NEVER_USED_LINES = 4
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,8 @@ class FatalityJudge:
         consequence_lines: list[int] | None = None,
     ) -> None:
         self.consequence_lines = sorted(consequence_lines or [])
+        self.rows = rows
+        self._row_lines = [r.line for r in rows]
         self.markers = marker_rows(rows, rules, order)
         self.ready_line = next((m.row.line for m in self.markers if m.name == "ready"), None)
         self.served = [m.row.line for m in self.markers if m.serving and _SERVED_OK.search(m.row.message)]
@@ -97,6 +102,22 @@ class FatalityJudge:
         self._served_set = set(self.served)
         self._access = [m for m in self.markers if m.serving and _STATUS.search(m.row.message)]
         self._access_lines = [m.row.line for m in self._access]
+
+    def never_used_after(self, error: Row) -> Survival | None:
+        """A doomed error in a log where vLLM never starts: no start-up milestone anywhere, and
+        after it only lines no logger we know printed, none of them an error. vLLM carries on after
+        "No platform detected" until something needs a device; a program that imported vllm without
+        running it (KServe's huggingface backend, a library that imports vllm for one helper) goes on
+        with its own work and nothing of vLLM ever fails."""
+        if self.markers:
+            return None
+        after = self.rows[bisect.bisect_right(self._row_lines, error.line) :]
+        if len(after) < NEVER_USED_LINES:
+            return None
+        if any(r.level is not None or r.exc or r.tb or r.cls for r in after):
+            return None  # vLLM (or a logger that may be its own) went on, or something failed
+        line = after[-1].line
+        return Survival(line, f"vLLM never started: only another program's lines follow (to line {line})")
 
     def last_startup_line(self, before: int | None = None) -> Row | None:
         """The last start-up milestone line printed (before `before`): where a silent stop is placed."""
@@ -146,6 +167,10 @@ class FatalityJudge:
                     marker.row.line, f"start-up went on to {marker.name} (line {marker.row.line})"
                 )
         return None
+
+    def died_soon_after(self, block_end: int) -> bool:
+        """A consequence (engine dead, process died) follows within DEATH_WINDOW_LINES."""
+        return self._died_soon_after(block_end)
 
     def _died_soon_after(self, block_end: int) -> bool:
         i = bisect.bisect_right(self.consequence_lines, block_end)

@@ -28,6 +28,32 @@ def answered_by_handler(row: Row) -> Survival | None:
     return Survival(row.line, reason)
 
 
+# Exceptions vLLM raises only for one request, which a server answers with a 4xx:
+# vllm/exceptions.py (0.11+) "VLLMValidationError(VLLMClientError): vLLM-specific validation error
+# for request validation failures" (VLLMClientError's subclasses are "caused by the client request
+# (4xx)"), and vllm/entrypoints/chat_utils.py / renderers ChatTemplateResolutionError, raised by
+# safe_apply_chat_template when a conversation is rendered and the tokenizer has no template.
+_CLIENT_ERROR = re.compile(
+    r"^(?:vllm\.[\w.]+\.)?(?:VLLM(?:Validation|NotFound|Client)Error|ChatTemplateResolutionError)\b"
+)
+
+
+def client_error_survived(row: Row, ready_line: int | None, lone: bool, died: bool) -> Survival | None:
+    """An exception vLLM's own classes mark as one request's fault, in a server: raised after the
+    server was ready, or logged as a lone line (no traceback: the handler caught it) with nothing
+    dying after it. Then the server answered that request with a 4xx and went on. Uncaught in an
+    offline caller it prints a traceback and ends that caller: still a root."""
+    if not _CLIENT_ERROR.match(row.message.strip()):
+        return None
+    if ready_line is not None and row.line > ready_line:
+        reason = "a client error by vLLM's own classes (answered with a 4xx) after the server was ready"
+        return Survival(row.line, reason)
+    if lone and not died:
+        reason = "a client error by vLLM's own classes, logged alone (caught, answered with a 4xx)"
+        return Survival(row.line, reason)
+    return None
+
+
 def lone_lines_gone_past(
     roots: list[Candidate], index: StreamIndex, survived: list[tuple[Candidate, Survival]]
 ) -> list[Candidate]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,12 +13,18 @@ from vllm_triage.analysis.blocks import (
     Block,
     StreamIndex,
     block_around,
+    frames_above,
     frames_of_following_traceback,
 )
 from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
-from vllm_triage.analysis.gone_past import answered_by_handler, lone_lines_gone_past, warnings_gone_past
+from vllm_triage.analysis.gone_past import (
+    answered_by_handler,
+    client_error_survived,
+    lone_lines_gone_past,
+    warnings_gone_past,
+)
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
 from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
@@ -195,7 +202,7 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     if block is None and chosen is not None:
         block, decision = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
     elif block is None:
-        block, decision = _hang(milestones, judge, ready_line, stop, rules)
+        block, decision = _hang(milestones, judge, ready_line, stop, rules, compiled.ruleset.milestone_order)
     phase, reason = decision.phase, decision.reason
     cons = _consequence_list(consequences, chosen)
     if block is not None:
@@ -334,14 +341,36 @@ def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidat
     if chosen.kind == "headline":
         exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
         if exception is not None:
-            return exception
-    return chosen.row
+            return _unwrapped(exception, block)
+    return _unwrapped(chosen.row, block)
+
+
+# A wrapper that names the exception it carries in its own class: Ray's
+# `ray.exceptions.RayTaskError(TypeError): ray::RayWorkerWrapper.execute_method() …` is followed by
+# the remote traceback, which ends with the carried `TypeError: …` line — the one naming the cause.
+_CARRIER = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*\((?P<inner>[A-Z]\w*)\): ")
+
+
+def _unwrapped(row: Row, block: Block) -> Row:
+    carrier = _CARRIER.match(row.message.strip())
+    if carrier is None:
+        return row
+    inner = re.compile(rf"^(?:[A-Za-z_]\w*\.)*{carrier.group('inner')}(?::|$)")
+    carried = [r for r in block.rows if r.line > row.line and r.exc and inner.match(r.message.strip())]
+    return carried[-1] if carried else row
 
 
 def _survival(
     candidate: Candidate, index: StreamIndex, judge: FatalityJudge, out: list[tuple[Candidate, Survival]]
 ) -> bool:
-    handled = answered_by_handler(candidate.row) if candidate.kind != "consequence" else None
+    handled = None
+    if candidate.kind != "consequence":
+        handled = answered_by_handler(candidate.row) or client_error_survived(
+            candidate.row,
+            judge.ready_line,
+            lone=not frames_above(index, candidate.row),
+            died=judge.died_soon_after(candidate.row.line),
+        )
     if handled is not None:
         # Cheap, so first: a day of serving can log thousands of per-request errors. The access
         # line that answered it, when there is one, is the better evidence to cite.
@@ -352,7 +381,9 @@ def _survival(
         # have absorbed unprefixed lines that follow it (an access log line is no continuation).
         end = block.end if any(r.tb for r in block.rows) else candidate.row.line
         doomed = candidate.rule is not None and bool(candidate.rule.extra.get("doomed"))
-        survival = judge.survived(candidate.row, end, doomed)
+        survival = judge.survived(candidate.row, end, doomed) or (
+            judge.never_used_after(candidate.row) if doomed else None
+        )
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
@@ -448,6 +479,7 @@ def _hang(
     ready_line: int | None,
     stop: int | None,
     rules: dict[str, Rule],
+    order: list[str],
 ) -> tuple[ErrorBlock | None, PhaseDecision]:
     """No error: a log that stops mid-startup (or is stopped by a signal there) is a hang."""
     if ready_line is not None or not milestones:
@@ -455,7 +487,9 @@ def _hang(
     startup_done = any(rules[m.rule].startup_done for m in milestones)
     if startup_done and stop is None:
         return None, PhaseDecision(NO_FAILURE, "start-up completed with no error", "high")
-    last = max(milestones, key=lambda m: m.line)
+    # The furthest step reached in vLLM's order (what first_missing names), not the last line: a
+    # step's line printed late (V1 logs the attention backend inside load_model) is no step back.
+    last = max(milestones, key=lambda m: (order.index(m.name) if m.name in order else -1, m.line))
     # A marker's phase is the step in progress after it: the step that never finished.
     phase = "engine_reserve" if startup_done else last.phase
     row = judge.last_startup_line(stop) or judge.last_startup_line()

@@ -50,10 +50,20 @@ LOCAL_TS = (
 # colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
 JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
 JOURNALD_HOST_IDENT = r"^\S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
+# `grep -n` (or `grep -C`) output: the line number and `:` (a match) or `-` (a context line) before
+# the line as it was. Taken only in front of what opens a vLLM line (a process prefix, a torch rank,
+# a level word, an RFC 3339 time, a traceback's lines), so a message that starts with a number and
+# a colon keeps it; the head is kept in `rest` (polars' regex has no lookahead).
+GREP_LINE = (
+    r"^(?P<n>\d{1,9})[:-](?P<rest>(?:\(|\[rank\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ :]"
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:|Traceback \(most recent|\s+File \").*)$"
+)
 # The container transports, all optional, in the order they stack (journald separately).
 TRANSPORT = (
     r"^(?:>\s?)?"  # a quoted paste
     r"(?:\[(?P<tag>[A-Za-z][\w.-]*)\]: )?"  # a log shipper's source tag: `[vllm]: `
+    # a log viewer's export (Dozzle, Portainer with timestamps): local time, then ` | `
+    r"(?:(?P<vts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?) \| )?"
     r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"  # docker compose: `vllm-openai-1  | `
     r"(?:\[pod/[^\]\s]+\]\s)?"  # kubectl logs --prefix: `[pod/name/container] `
     r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"  # docker -t, kubectl
@@ -68,8 +78,10 @@ BOX = r"^\s*[│┃║]\s?(?P<inner>.*?)\s*[│┃║]?\s*$"
 # vLLM's process prefix, every generation: `(VllmWorkerProcess pid=N)`, `(VllmWorker rank=N pid=N)`,
 # `(Worker_PP1_TP3 pid=N)`, `(EngineCore_DP0 pid=N)`, `(APIServer pid=N)`, Ray's
 # `(RayWorkerWrapper pid=N, ip=A)` / `(pid=N, ip=A)` with its dedup suffix.
+# A reporter who hides the pid writes `pid=...` / `pid=xxx`: the prefix is still one (pid unknown).
 PROCESS = (
-    r"^\((?:(?P<proc>[A-Za-z_][\w .=:-]*?) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^)\s]+))?\)"
+    r"^\((?:(?P<proc>[A-Za-z_][\w .=:-]*?) )?pid=(?:(?P<pid>\d+)|(?P<hidden>\.{2,}|…|[xX*#]+))"
+    r"(?:, ip=(?P<ip>[^)\s]+))?\)"
     r"(?: \[repeated \d+x across cluster\])?\s?(?P<rest>.*)$"
 )
 PROCESS_STACK = 3  # stacked prefixes peeled at most (vLLM before PR #36822 stacked two)
@@ -78,13 +90,14 @@ RANK = r"^\[rank(?P<rank>\d+)\]:\s?(?P<rest>.*)$"
 PROCESS_RANK = r"(?:rank=|TP|_TP)(\d+)"
 LEVELS = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
 # The time is optional when the bracketed location is there (a format without `%(asctime)s`):
-# `INFO [core.py:718] …`; a bare `INFO word` is never taken for a logger prefix.
+# `INFO [core.py:718] …`; a bare `INFO word` is never taken for a logger prefix, but `INFO ... `
+# is (a reporter's ellipsis for the date and location it cut).
 # The last form, a bare `[model_runner.py:904] ` with no level or time, is what is left of the
 # prefix when a reporter trims a pasted log by hand; only a Python file's location qualifies.
 VLLM_LOGGER = (
     rf"^(?:(?:\S+ )?(?P<level>{LEVELS}) (?:(?P<date>\d\d-\d\d|\d{{4}}-\d\d-\d\d) "
     r"(?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? (?:\[?(?P<src>[^\s\]]+?:\d+)\] ?)?"
-    r"|\[(?P<bsrc>[^\s\]]+?:\d+)\] ?)"
+    r"|\[(?P<bsrc>[^\s\]]+?:\d+)\] ?|(?:\.{3}|…) )"
     r"|\[(?P<lsrc>[\w./-]+\.py:\d+)\] )(?P<msg>.*)$"
 )
 UVICORN = r"^(?P<level>INFO|WARNING|ERROR|CRITICAL|DEBUG|TRACE):\s+(?P<msg>.*)$"
@@ -132,6 +145,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 ANSI_RE = re.compile(ANSI)
+_GREP_LINE_RE = _compiled(GREP_LINE)
 _TRANSPORT_RE = _compiled(TRANSPORT)
 _LOCAL_TS_RE = _compiled(LOCAL_TS)
 _JOURNALD_RE = _compiled(JOURNALD)
@@ -200,7 +214,9 @@ def split_line(line: str, json_lines: bool = False) -> Parts:
         peeled = _PROCESS_RE.match(text)
         if not peeled:
             break
-        process, pid, ip = peeled.group("proc") or "pid", int(peeled.group("pid")), peeled.group("ip")
+        pid_text = peeled.group("pid")
+        process, ip = peeled.group("proc") or "pid", peeled.group("ip")
+        pid = int(pid_text) if pid_text is not None else None
         text = peeled.group("rest")
     if process is not None and ip is not None:
         process = f"{process}@{ip}"
@@ -238,13 +254,16 @@ def source_file(parts: Parts) -> str | None:
 def strip_transport(text: str) -> tuple[str, str | None]:
     """(rest, transport time) of a line whose ANSI codes are off: container and journald prefixes
     removed, the vLLM process and logger prefixes left on."""
+    grep = _GREP_LINE_RE.match(text)
+    if grep is not None:
+        text = grep.group("rest")
     parts = _TRANSPORT_RE.match(text)
     assert parts is not None  # every group is optional: the pattern matches any line
     tag = parts.group("tag")
     rest = parts.group("rest")
     if tag is not None and re.match(RANK_TAG, tag):
         rest = f"[{tag}]: {rest}"
-    ts = parts.group("ts").strip() if parts.group("ts") else None
+    ts = parts.group("ts").strip() if parts.group("ts") else parts.group("vts")
     if ts is None:
         local = _LOCAL_TS_RE.match(rest)
         if local:
