@@ -116,8 +116,8 @@ def test_the_byte_path_is_taken_and_skips_most_lines(
     seen: list[int] = []
     original = blocks.HitLines.of.__func__  # type: ignore[attr-defined]
 
-    def counting(cls, data, database, limit):  # type: ignore[no-untyped-def]
-        found = original(cls, data, database, limit)
+    def counting(cls, data, database, scratch, limit):  # type: ignore[no-untyped-def]
+        found = original(cls, data, database, scratch, limit)
         seen.append(found.hit_offsets.len())
         return found
 

@@ -18,17 +18,15 @@ pattern that has no literal.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import re
+from typing import Any
 
 import polars as pl
 
 from vllm_triage.engine.matcher import BlockGate
 from vllm_triage.ingest.decode import lines_of_utf8
-
-try:  # an optional engine: without it every chunk takes the per-line path
-    import hyperscan
-except ImportError:  # pragma: no cover - hyperscan is a declared dependency
-    hyperscan = None  # type: ignore[assignment]
 
 BLOCK_MIN_BYTES = 4 * 1024 * 1024
 MIN_BYTES_PER_HIT = 1024  # more hits than one per this many bytes: the per-line path is cheaper
@@ -49,8 +47,17 @@ class Fallback(Exception):
     """This chunk must take the per-line path."""
 
 
+@functools.cache
 def available() -> bool:
-    return hyperscan is not None
+    """Hyperscan is installed (a declared dependency; without it every chunk is split into lines).
+    It is imported only when a big log needs it: a paste does not pay for loading it."""
+    return importlib.util.find_spec("hyperscan") is not None
+
+
+def _engine() -> Any:
+    import hyperscan
+
+    return hyperscan
 
 
 _DATABASES: dict[BlockGate, object] = {}  # compiling costs ~50 ms: once per gate per process
@@ -64,9 +71,14 @@ def database_of(gate: BlockGate):  # type: ignore[no-untyped-def]
     return _DATABASES[gate]
 
 
+def scratch_for(database: Any) -> Any:
+    return _engine().Scratch(database)
+
+
 def compile_gate(literals: tuple[str, ...], caseless: tuple[str, ...], structural: bool):  # type: ignore[no-untyped-def]
     """A Hyperscan database of the gate: its literals (case-sensitive and not), the structural
     exception pattern, and the fallback bytes (pattern id 0: a match stops the scan)."""
+    hyperscan = _engine()
     expressions = list(_FALLBACK)
     flags = [0] * len(expressions)
     expressions += [re.escape(s.encode()) for s in literals]
@@ -93,8 +105,9 @@ class HitLines:
         self._all: pl.Series | None = None
 
     @classmethod
-    def of(cls, data: bytes, database, limit: int) -> HitLines:  # type: ignore[no-untyped-def]
-        """Raise Fallback when the chunk must take the per-line path."""
+    def of(cls, data: bytes, database, scratch, limit: int) -> HitLines:  # type: ignore[no-untyped-def]
+        """Raise Fallback when the chunk must take the per-line path. `scratch` is the scan's own
+        (one per concurrent scan: the database is shared, Hyperscan's working memory is not)."""
         if not _short_lines(data, limit):
             raise Fallback
         ends: list[int] = []
@@ -106,8 +119,8 @@ class HitLines:
             return False
 
         try:
-            database.scan(data, match_event_handler=on_match)
-        except hyperscan.ScanTerminated:
+            database.scan(data, match_event_handler=on_match, scratch=scratch)
+        except _engine().ScanTerminated:
             raise Fallback from None
         if len(ends) > len(data) // MIN_BYTES_PER_HIT:
             raise Fallback  # most lines hit (a stale gate, a log of errors): splitting is cheaper

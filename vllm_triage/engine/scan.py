@@ -200,6 +200,7 @@ def _utf8_chunks(
     stream: BinaryIO, chunk_bytes: int, limit: int, joiner: Joiner, state: _State
 ) -> Iterator[HitLines | tuple[pl.Series, list[int]]]:
     database: object | None = None
+    scratch: object | None = None
     gate_done: frozenset[str] = frozenset()
     age = compiles = 0
     for data, first_cut in iter_utf8_blocks(stream, chunk_bytes, limit):
@@ -214,11 +215,12 @@ def _utf8_chunks(
             ):
                 gate = state.compiled.block_gate(done)
                 database, gate_done, age = (hits.database_of(gate) if gate else None), done, 0
+                scratch = hits.scratch_for(database) if database is not None else None
                 compiles += 1
             age += 1
             if database is not None:
                 try:
-                    yield HitLines.of(data, database, limit)
+                    yield HitLines.of(data, database, scratch, limit)
                     continue
                 except Fallback:
                     pass
