@@ -11,8 +11,11 @@ shared, so absolute times are noisy), CPU seconds per GB (user + system of the c
 cores counted) and peak RSS (os.wait4's ru_maxrss of the child). Each figure is the best of
 --repeat runs, the commands interleaved so a burst of load hits all of them alike.
 
+With --baseline CMD (another build of the tool, e.g. the main branch's venv) that build is run in
+the same turns and its row printed below each one, so old and new are compared under one load.
+
 Usage: benchmarks/bench_triage.py [--sizes 64,256,1024,4096] [--failures request,early] [--out DIR]
-                                  [--maker PATH] [--cmd vllm-triage] [--repeat 3]
+                                  [--maker PATH] [--cmd vllm-triage] [--baseline CMD] [--repeat 3]
 Writes a Markdown table to stdout and to DIR/results.md. Logs are kept in DIR (git-ignored).
 """
 
@@ -56,6 +59,38 @@ def best_of_interleaved(
     }
 
 
+def _row(log: Path, mb: float, failure: str, best: dict, name: str) -> dict:
+    cat_s = best["cat"][0]
+    grep_s, grep_mib = best["grep"][0], best["grep"][1]
+    triage_s, triage_mib, out, triage_cpu = best[name]
+    result = json.loads(out)
+    fe = result.get("first_error") or {}
+    return {
+        "log": log.name if name == "triage" else f"{log.name} ({name}, {_same(out, best)} JSON)",
+        "mb": mb,
+        "lines": result["inputs"][0]["lines"],
+        "failure": failure,
+        "grep_s": grep_s,
+        "triage_s": triage_s,
+        "ratio": triage_s / grep_s,
+        "cat_s": cat_s,
+        "cat_ratio": triage_s / cat_s,
+        "cpu_s": triage_cpu,
+        "cpu_s_per_gb": triage_cpu / (mb / 1024),
+        "mb_per_s": mb / triage_s,
+        "peak_mib": triage_mib,
+        "grep_mib": grep_mib,
+        "phase": result["phase"],
+        "first_error_line": fe.get("line"),
+        "category": fe.get("category"),
+        "same_as_triage": out == best["triage"][2],
+    }
+
+
+def _same(out: bytes, best: dict) -> str:
+    return "same" if out == best["triage"][2] else "different"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="256,1024", help="log sizes in MB")
@@ -64,6 +99,7 @@ def main() -> int:
     ap.add_argument("--maker", default=str(DEFAULT_MAKER))
     ap.add_argument("--cmd", default="vllm-triage")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline", default="", help="another vllm-triage command, run in the same turns")
     a = ap.parse_args()
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -80,40 +116,16 @@ def main() -> int:
                     check=True,
                 )
             mb = log.stat().st_size / 1024**2
-            best = best_of_interleaved(
-                {
-                    "cat": ["cat", str(log)],
-                    "grep": ["grep", "-cE", "ERROR|Traceback", str(log)],
-                    "triage": shlex.split(a.cmd) + ["triage", str(log), "--format", "json"],
-                },
-                a.repeat,
-            )
-            cat_s = best["cat"][0]
-            grep_s, grep_mib = best["grep"][0], best["grep"][1]
-            triage_s, triage_mib, out, triage_cpu = best["triage"]
-            result = json.loads(out)
-            fe = result.get("first_error") or {}
-            rows.append(
-                {
-                    "log": log.name,
-                    "mb": mb,
-                    "lines": result["inputs"][0]["lines"],
-                    "failure": failure,
-                    "grep_s": grep_s,
-                    "triage_s": triage_s,
-                    "ratio": triage_s / grep_s,
-                    "cat_s": cat_s,
-                    "cat_ratio": triage_s / cat_s,
-                    "cpu_s": triage_cpu,
-                    "cpu_s_per_gb": triage_cpu / (mb / 1024),
-                    "mb_per_s": mb / triage_s,
-                    "peak_mib": triage_mib,
-                    "grep_mib": grep_mib,
-                    "phase": result["phase"],
-                    "first_error_line": fe.get("line"),
-                    "category": fe.get("category"),
-                }
-            )
+            commands = {
+                "cat": ["cat", str(log)],
+                "grep": ["grep", "-cE", "ERROR|Traceback", str(log)],
+                "triage": shlex.split(a.cmd) + ["triage", str(log), "--format", "json"],
+            }
+            if a.baseline:
+                commands["baseline"] = shlex.split(a.baseline) + ["triage", str(log), "--format", "json"]
+            best = best_of_interleaved(commands, a.repeat)
+            for name in ("triage", "baseline") if a.baseline else ("triage",):
+                rows.append(_row(log, mb, failure, best, name))
     header = (
         "| log | size | lines | grep -cE | triage | triage/grep | triage/cat | CPU-s/GB | throughput "
         "| peak RSS | phase | first error |\n"

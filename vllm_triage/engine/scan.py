@@ -15,13 +15,25 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 import polars as pl
 
 from vllm_triage.core.errors import InputError, RuleError, clip
+from vllm_triage.engine import blocks as hits
+from vllm_triage.engine.blocks import Fallback, HitLines
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
-from vllm_triage.ingest.decode import CHUNK_BYTES, SNIFF_BYTES, check_text, decode_all, iter_line_batches_cut
-from vllm_triage.ingest.logical import logical_lines
+from vllm_triage.ingest.decode import (
+    CHUNK_BYTES,
+    SNIFF_BYTES,
+    check_text,
+    decode_all,
+    iter_line_batches_cut,
+    iter_utf8_blocks,
+    utf8_lines,
+)
+from vllm_triage.ingest.limits import LIMITS
+from vllm_triage.ingest.logical import Joiner
 from vllm_triage.ingest.sources import Source
 from vllm_triage.logframe import parse_lines
 
@@ -85,7 +97,10 @@ class _State:
     cut_count: int = 0
 
 
-def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES) -> ScanResult:
+def scan(
+    source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES, blocks: bool = True
+) -> ScanResult:
+    """`blocks=False` keeps every chunk on the per-line path (the equality tests compare the two)."""
     head = source.head(SNIFF_BYTES)
     encoding = check_text(head, source.name)
     state = _State(compiled, source.name, _is_json_lines(decode_all(head, encoding)))
@@ -96,15 +111,15 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
         raise InputError("unreadable-path", f"cannot read {source.name}: {exc}") from exc
     with stream:
         try:
-            batches = _recording_cuts(iter_line_batches_cut(stream, encoding, chunk_bytes), state)
-            for raw in _prefetch(logical_lines(batches)):
+            for raw in _prefetch(_chunks(stream, encoding, chunk_bytes, state, blocks)):
                 _scan_chunk(raw, next_line, state)
                 next_line += raw.len()
                 # The back context of a trigger may reach over several small chunks.
+                recent = raw.tail(BACK_CONTEXT)
                 state.tail = (
-                    raw.tail(BACK_CONTEXT)
+                    recent
                     if raw.len() >= BACK_CONTEXT
-                    else pl.concat([state.tail, raw], rechunk=False).tail(BACK_CONTEXT)
+                    else pl.concat([state.tail, recent], rechunk=False).tail(BACK_CONTEXT)
                 )
         except pl.exceptions.ComputeError as exc:
             if "regex" not in str(exc):
@@ -141,37 +156,112 @@ def scan(source: Source, compiled: CompiledRules, chunk_bytes: int = CHUNK_BYTES
     )
 
 
-def _recording_cuts(pairs: Iterator[tuple[pl.Series, list[int]]], state: _State) -> Iterator[pl.Series]:
-    """The physical line batches, noting the lines --max-line cut (by physical line number:
-    logical_lines may join or split rows after this)."""
-    physical = 1
-    for raw, cuts in pairs:
+def _chunks(
+    stream: BinaryIO, encoding: str, chunk_bytes: int, state: _State, blocks: bool
+) -> Iterator[pl.Series | HitLines]:
+    """The chunks to scan: logical lines (ingest/logical.py) as a Series, or a HitLines (engine/
+    blocks.py) for a UTF-8 chunk whose lines need no joining, its gate-hit blocks already found
+    (this runs in the reader thread: the gate is of the rules not done when the chunk was read,
+    a superset of the current one, which only over-selects)."""
+    joiner = Joiner()
+    physical = 1  # --max-line cuts are named by physical line (logical_lines may split CR lines)
+    limit = LIMITS.max_line
+    pairs: Iterator[HitLines | tuple[pl.Series, list[int]]]
+    if encoding not in ("utf-8", "utf-8-sig") or state.json_lines or not blocks or not hits.available():
+        pairs = iter_line_batches_cut(stream, encoding, chunk_bytes)
+    else:
+        pairs = _utf8_chunks(stream, chunk_bytes, limit, joiner, state)
+    for item in pairs:
+        if isinstance(item, HitLines):
+            physical += item.len()
+            yield item
+            continue
+        raw, cuts = item
         if cuts:
             state.cut_count += len(cuts)
             room = MAX_CUT_LINES_LISTED - len(state.cut_lines)
             state.cut_lines.extend(physical + offset for offset in cuts[: max(room, 0)])
         physical += raw.len()
-        yield raw
+        joined = joiner.feed(raw)
+        if joined is not None:
+            yield joined
+    rest = joiner.finish()
+    if rest is not None:
+        yield rest
+
+
+# A gate of fewer rules is compiled as soon as rules finish, up to EAGER_COMPILES times, then at
+# most every RECOMPILE_CHUNKS chunks (a compile costs ~50 ms; a stale gate only over-selects).
+EAGER_COMPILES = 6
+RECOMPILE_CHUNKS = 8
+
+
+def _utf8_chunks(
+    stream: BinaryIO, chunk_bytes: int, limit: int, joiner: Joiner, state: _State
+) -> Iterator[HitLines | tuple[pl.Series, list[int]]]:
+    database: object | None = None
+    scratch: object | None = None
+    gate_done: frozenset[str] = frozenset()
+    age = compiles = 0
+    for data, first_cut in iter_utf8_blocks(stream, chunk_bytes, limit):
+        if (
+            not first_cut
+            and not joiner.holding
+            and (database is not None or len(data) >= hits.BLOCK_MIN_BYTES)
+        ):
+            done = frozenset(state.done)
+            if database is None or (
+                done != gate_done and (compiles < EAGER_COMPILES or age >= RECOMPILE_CHUNKS)
+            ):
+                gate = state.compiled.block_gate(done)
+                database, gate_done, age = (hits.database_of(gate) if gate else None), done, 0
+                scratch = hits.scratch_for(database) if database is not None else None
+                compiles += 1
+            age += 1
+            if database is not None:
+                try:
+                    yield HitLines.of(data, database, scratch, limit)
+                    continue
+                except Fallback:
+                    pass
+        yield utf8_lines(data, first_cut, limit)
 
 
 def _parse(raw: pl.Series, lines: pl.Series, state: _State) -> pl.DataFrame:
-    return classify(parse_lines(raw, state.file, lines, state.json_lines), state.compiled)
+    n = raw.len()
+    if n < PARALLEL_MIN_ROWS:
+        return classify(parse_lines(raw, state.file, lines, state.json_lines), state.compiled)
+    # Rows parse independently (tests/triage/test_triage_scan_equivalence.py): two halves on both
+    # cores (polars releases the GIL), e.g. the thousands of client-error lines of a busy chunk.
+    half = n // 2
+    parts = _POOL.map(
+        lambda part: classify(
+            parse_lines(raw.slice(*part), state.file, lines.slice(*part), state.json_lines), state.compiled
+        ),
+        ((0, half), (half, n - half)),
+    )
+    return pl.concat(list(parts), how="vertical")
 
 
-def _scan_chunk(raw: pl.Series, first_line: int, state: _State) -> None:
+def _scan_chunk(raw: pl.Series | HitLines, first_line: int, state: _State) -> None:
     n = raw.len()
     if state.json_lines:
         # JSON-escaped text (\" and \u001b) defeats the prefilter; JSON logs are parsed in full.
         selected = pl.Series("idx", range(n), dtype=pl.UInt32)
     else:
         done = frozenset(state.done)
-        # Literal first: one multi-literal pass over every line, the full patterns only on the
-        # lines it passes (a few percent of a serving log), in one gather.
-        maybe = _contains(raw, state.compiled.gate(done)).arg_true()
-        picked = raw.gather(maybe)
-        selected = maybe.filter(picked.str.contains(state.compiled.prefilter_without(done)))
+        # Literal first: one multi-literal pass over every line (of the blocks that hit, for a
+        # HitLines), the full patterns only on the lines it passes (a few percent of a serving log).
+        if isinstance(raw, HitLines):
+            gated = _contains(raw.hit_lines, state.compiled.gate(done))
+            maybe, picked = raw.hit_offsets.filter(gated), raw.hit_lines.filter(gated)
+        else:
+            maybe = _contains(raw, state.compiled.gate(done)).arg_true()
+            picked = raw.gather(maybe)
+        keep = picked.str.contains(state.compiled.prefilter_without(done))
+        selected = maybe.filter(keep)
         if state.compiled.noise_filter and selected.len():
-            is_noise = raw.gather(selected).str.contains(state.compiled.noise_filter)
+            is_noise = picked.filter(keep).str.contains(state.compiled.noise_filter)
             selected = selected.filter(~is_noise)
         selected = pl.concat([selected, _first_marker_lines(picked, maybe, state, done)]).unique().sort()
     if selected.is_empty() and state.forward_due == 0:
@@ -230,6 +320,7 @@ def _prefetch(batches):
 
 
 PARALLEL_MIN_LINES = 50_000
+PARALLEL_MIN_ROWS = 2_000  # rows to parse and classify: below this one thread is as fast
 
 
 def _contains(raw: pl.Series, pattern: str) -> pl.Series:

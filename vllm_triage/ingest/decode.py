@@ -135,6 +135,20 @@ def iter_line_batches_cut(
         for text in iter_text_chunks(stream, encoding, chunk_bytes):
             yield _capped(lines_of_text(text), limit)
         return
+    for data, first_cut in iter_utf8_blocks(stream, chunk_bytes, limit):
+        yield utf8_lines(data, first_cut, limit)
+
+
+def utf8_lines(data: bytes, first_cut: bool, limit: int) -> tuple[pl.Series, list[int]]:
+    """The lines of one block of iter_utf8_blocks, cut to `limit`, with the offsets of the cut ones."""
+    lines, cuts = _capped(_lines_of_bytes(data), limit)
+    return lines, sorted({*cuts, 0} if first_cut else cuts)
+
+
+def iter_utf8_blocks(stream: BinaryIO, chunk_bytes: int, limit: int) -> Iterator[tuple[bytes, bool]]:
+    """UTF-8 bytes block by block, each block whole lines (the last one may lack its newline), and
+    whether its first line was cut to `limit` bytes (a line that spanned blocks is carried at
+    most `limit` bytes long, so each block is copied once). The BOM is dropped."""
     carry = b""  # the start of a line that has not ended yet, at most `limit` bytes of it
     carry_cut = False  # the carried line was longer than the limit: drop bytes up to its end
     first = True
@@ -145,8 +159,7 @@ def iter_line_batches_cut(
         first = False
         if not block:
             if carry:
-                lines, cuts = _capped(_lines_of_bytes(carry), limit)
-                yield lines, sorted({*cuts, 0} if carry_cut else cuts)
+                yield carry, carry_cut
             return
         end = block.find(b"\n")
         if end < 0:
@@ -165,8 +178,7 @@ def iter_line_batches_cut(
         # One copy of the block: join reads the memoryview in place (a slice would copy it first).
         data = b"".join((head, memoryview(block)[end : cut + 1]))
         carry, carry_cut = block[cut + 1 : cut + 1 + limit], len(block) - cut - 1 > limit
-        lines, cuts = _capped(_lines_of_bytes(data), limit)
-        yield lines, sorted({*cuts, 0} if block_cut else cuts)
+        yield data, block_cut
 
 
 def iter_line_chunks(
@@ -207,6 +219,11 @@ def _capped(lines: pl.Series, limit: int) -> tuple[pl.Series, list[int]]:
     offsets = too_long.arg_true()
     cut = [text.encode()[:limit].decode("utf-8", "replace") for text in lines.gather(offsets).to_list()]
     return lines.scatter(offsets, cut), offsets.to_list()
+
+
+def lines_of_utf8(data: bytes) -> pl.Series:
+    """Split UTF-8 bytes into a Series of lines (in Rust; invalid bytes become U+FFFD)."""
+    return _lines_of_bytes(data)
 
 
 def _lines_of_bytes(data: bytes) -> pl.Series:

@@ -49,18 +49,49 @@ def logical_lines(batches: Iterable[pl.Series]) -> Iterator[pl.Series]:
     A group that may go on past the end of a batch (an open `P` record, a box row) is held back
     and completed with the next batch, so a join never depends on where a chunk was cut.
     """
-    carry: list[str] = []
+    joiner = Joiner()
     for raw in batches:
-        if not carry and not _needs_work(raw):
-            yield raw
-            continue
-        lines = carry + split_carriage_returns(raw.to_list())
+        joined = joiner.feed(raw)
+        if joined is not None:
+            yield joined
+    rest = joiner.finish()
+    if rest is not None:
+        yield rest
+
+
+class Joiner:
+    """logical_lines one batch at a time: `feed` a batch, get what is complete (or None while a
+    group is held back), `finish` at the end. `holding` says whether lines are held back, which a
+    caller that reads some batches another way must know (they belong before its next batch)."""
+
+    def __init__(self) -> None:
+        self._carry: list[str] = []
+
+    @property
+    def holding(self) -> bool:
+        return bool(self._carry)
+
+    def feed(self, raw: pl.Series) -> pl.Series | None:
+        if not self._carry and not _needs_work(raw):
+            return raw
+        lines = self._carry + split_carriage_returns(raw.to_list())
         cut = _open_tail(lines)
-        carry = lines[cut:]
-        if cut:
-            yield pl.Series("raw", join_wrapped(lines[:cut]), dtype=pl.String)
-    if carry:
-        yield pl.Series("raw", join_wrapped(carry), dtype=pl.String)
+        self._carry = lines[cut:]
+        return pl.Series("raw", join_wrapped(lines[:cut]), dtype=pl.String) if cut else None
+
+    def finish(self) -> pl.Series | None:
+        rest, self._carry = self._carry, []
+        return pl.Series("raw", join_wrapped(rest), dtype=pl.String) if rest else None
+
+
+# What a block of UTF-8 bytes holds when some line of it may need joining (a superset of
+# _MAYBE_WORK, searched in the bytes before they are split into lines: no match, no work).
+MAYBE_WORK_BYTES = (b"\r", "│".encode(), "┃".encode(), "║".encode(), b"stdout P ", b"stderr P ")
+
+
+def may_need_work(data: bytes) -> bool:
+    """False when no line of `data` can need logical_lines (each test is a C-speed byte search)."""
+    return any(marker in data for marker in MAYBE_WORK_BYTES)
 
 
 def _needs_work(raw: pl.Series) -> bool:

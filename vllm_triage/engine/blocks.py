@@ -1,0 +1,191 @@
+"""A chunk of UTF-8 lines searched as bytes: only the lines the gate hits are split out.
+
+Most of a serving log is lines no rule looks at. Splitting every 16 MB chunk into ~100,000 lines
+and searching each for the gate's ~300 literals cost ~2 CPU-s/GB (the Rust regex crate's SIMD
+search stops at 64 literals; past them it runs an Aho-Corasick automaton at ~1 GB/s). Here one
+Hyperscan pass (a SIMD multi-literal engine built for thousands of patterns, GIL released) finds
+the gate's literals in the raw bytes, and only the lines they fall in are cut out and decoded,
+with their numbers from counting newlines (C speed). The per-line scan then runs on those
+lines; a chunk that needs other lines (a context window) is split whole, once.
+
+A chunk goes this way only when the per-line path would see exactly these lines: no NUL or unit
+separator (the line splitter drops them), no line over --max-line, nothing for ingest/logical.py
+to join (no CR, no CRI partial record, no box-drawing border): the same database finds those and
+stops the pass, and the chunk takes the per-line path. So do JSON-lines logs, other encodings,
+inputs below BLOCK_MIN_BYTES (a paste: not worth compiling a database) and rule sets with a
+pattern that has no literal.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+from typing import Any
+
+import polars as pl
+
+from vllm_triage.engine.matcher import BlockGate
+from vllm_triage.ingest.decode import lines_of_utf8
+
+BLOCK_MIN_BYTES = 4 * 1024 * 1024
+MIN_BYTES_PER_HIT = 1024  # more hits than one per this many bytes: the per-line path is cheaper
+# The structural exception pattern `[A-Za-z](?:Error|…)(?::|\(|\s*$)` on bytes, a superset of it:
+# no letter class before the name (hundreds of prefixes), and Unicode whitespace before the line
+# end taken as any non-ASCII byte. Multi-line: `$` is the end of any line.
+STRUCTURAL_BYTES = (
+    rb"(?:Error|Exception|Interrupt|Exit|Fault|Failure)"
+    rb"(?::|\(|[\t\x0b\x0c\r ]*$|[\t\x0b\x0c\r ]*[\x80-\xff])"
+)
+# What sends a chunk to the per-line path (see the module docstring): bytes the splitter drops
+# and what ingest/logical.py joins (`_MAYBE_WORK` there).
+# Hyperscan syntax (a pattern is a C string: a NUL is written as its escape).
+_FALLBACK = (rb"\x00", rb"\x1f", rb"\r", "│".encode(), "┃".encode(), "║".encode(), b"stdout P ", b"stderr P ")
+
+
+class Fallback(Exception):
+    """This chunk must take the per-line path."""
+
+
+@functools.cache
+def available() -> bool:
+    """Hyperscan is installed (a declared dependency; without it every chunk is split into lines).
+    It is imported only when a big log needs it: a paste does not pay for loading it."""
+    return importlib.util.find_spec("hyperscan") is not None
+
+
+def _engine() -> Any:
+    import hyperscan
+
+    return hyperscan
+
+
+_DATABASES: dict[BlockGate, object] = {}  # compiling costs ~50 ms: once per gate per process
+
+
+def database_of(gate: BlockGate):  # type: ignore[no-untyped-def]
+    if gate not in _DATABASES:
+        if len(_DATABASES) >= 32:
+            _DATABASES.clear()
+        _DATABASES[gate] = compile_gate(gate.literals, gate.caseless, gate.structural)
+    return _DATABASES[gate]
+
+
+def scratch_for(database: Any) -> Any:
+    return _engine().Scratch(database)
+
+
+def compile_gate(literals: tuple[str, ...], caseless: tuple[str, ...], structural: bool):  # type: ignore[no-untyped-def]
+    """A Hyperscan database of the gate: its literals (case-sensitive and not), the structural
+    exception pattern, and the fallback bytes (pattern id 0: a match stops the scan)."""
+    hyperscan = _engine()
+    expressions = list(_FALLBACK)
+    flags = [0] * len(expressions)
+    expressions += [re.escape(s.encode()) for s in literals]
+    flags += [0] * len(literals)
+    expressions += [re.escape(s.encode()) for s in caseless]
+    flags += [hyperscan.HS_FLAG_CASELESS] * len(caseless)
+    if structural:
+        expressions.append(STRUCTURAL_BYTES)
+        flags.append(hyperscan.HS_FLAG_MULTILINE)
+    ids = [0] * len(_FALLBACK) + [1] * (len(expressions) - len(_FALLBACK))
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
+    return database
+
+
+class HitLines:
+    """The lines of one chunk: those the gate hit (decoded, with their offsets), the rest on demand."""
+
+    def __init__(self, data: bytes, count: int, offsets: pl.Series, lines: pl.Series) -> None:
+        self.data = data
+        self.count = count
+        self.hit_offsets = offsets  # UInt32, sorted: line offsets (into the chunk) of the hit lines
+        self.hit_lines = lines
+        self._all: pl.Series | None = None
+
+    @classmethod
+    def of(cls, data: bytes, database, scratch, limit: int) -> HitLines:  # type: ignore[no-untyped-def]
+        """Raise Fallback when the chunk must take the per-line path. `scratch` is the scan's own
+        (one per concurrent scan: the database is shared, Hyperscan's working memory is not)."""
+        if not _short_lines(data, limit):
+            raise Fallback
+        ends: list[int] = []
+
+        def on_match(pattern: int, _start: int, end: int, _flags: int, _context: object) -> bool:
+            if pattern == 0:
+                return True  # stop: a byte the per-line path treats differently
+            ends.append(end)
+            return False
+
+        try:
+            database.scan(data, match_event_handler=on_match, scratch=scratch)
+        except _engine().ScanTerminated:
+            raise Fallback from None
+        if len(ends) > len(data) // MIN_BYTES_PER_HIT:
+            raise Fallback  # most lines hit (a stale gate, a log of errors): splitting is cheaper
+        ends.sort()
+        starts: list[int] = []
+        stops: list[int] = []
+        offsets: list[int] = []
+        rfind, find, newlines_in = data.rfind, data.find, data.count
+        number, counted, stop, size = 0, 0, -1, len(data)
+        for end in ends:
+            last = end - 1  # the match's last byte: a line's own newline belongs to it
+            if last <= stop:
+                continue  # another hit in the line already taken
+            start = rfind(b"\n", 0, last) + 1
+            stop = find(b"\n", last)
+            if stop < 0:
+                stop = size
+            number += newlines_in(b"\n", counted, start)
+            counted = start
+            starts.append(start)
+            stops.append(stop)
+            offsets.append(number)
+        newlines = number + data.count(b"\n", counted)
+        count = newlines + (0 if data.endswith(b"\n") else 1)
+        pieces = [data[a:b] for a, b in zip(starts, stops, strict=True)]
+        lines = lines_of_utf8(b"\n".join(pieces) + b"\n") if pieces else pl.Series("raw", [], dtype=pl.String)
+        return cls(data, count, pl.Series("idx", offsets, dtype=pl.UInt32), lines)
+
+    def len(self) -> int:
+        return self.count
+
+    def all_lines(self) -> pl.Series:
+        if self._all is None:
+            self._all = lines_of_utf8(self.data)
+        return self._all
+
+    def gather(self, offsets: pl.Series) -> pl.Series:
+        if offsets.is_empty():
+            return pl.Series("raw", [], dtype=pl.String)
+        offsets = offsets.cast(pl.UInt32)
+        if not self.hit_offsets.is_empty():
+            position = self.hit_offsets.search_sorted(offsets).clip(upper_bound=self.hit_offsets.len() - 1)
+            if self.hit_offsets.gather(position).equals(offsets, check_names=False, check_dtypes=False):
+                return self.hit_lines.gather(position)
+        return self.all_lines().gather(offsets)
+
+    def tail(self, n: int) -> pl.Series:
+        if self._all is not None:
+            return self._all.tail(n)
+        pos = len(self.data) - (1 if self.data.endswith(b"\n") else 0)
+        start = 0
+        for _ in range(n):
+            found = self.data.rfind(b"\n", 0, pos)
+            if found < 0:
+                start = 0
+                break
+            pos, start = found, found + 1
+        return lines_of_utf8(self.data[start:]).tail(n)
+
+
+def _short_lines(data: bytes, limit: int) -> bool:
+    """No line of `data` longer than `limit` bytes: a newline in every window of limit/2 bytes up to
+    the last one (so no two are more than `limit` apart), then the last line's own length."""
+    last = data.rfind(b"\n")
+    if len(data) - last - 1 > limit:
+        return False
+    step = max(limit // 2, 1)
+    return all(data.find(b"\n", start, start + step) >= 0 for start in range(0, last + 1, step))
