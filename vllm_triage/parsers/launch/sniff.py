@@ -11,9 +11,11 @@ from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
 from vllm_triage.parsers.launch.session import shell_launches
 from vllm_triage.parsers.launch.systemd import looks_like_unit
 
-# Text that belongs to another parser even when it quotes a launch command.
+# Text that belongs to another parser even when it quotes a launch command. (An nvidia-smi screen
+# is not among them: an issue pastes the command and the screen together, and nvidia-smi is sniffed
+# first, so a launch found beside it is read as well, never instead of it.)
 _OTHER_FORMATS = re.compile(
-    r"non-default args:|\bNamespace\(|NVIDIA-SMI \d|Collecting environment information"
+    r"non-default args:|\bNamespace\(|Collecting environment information"
     r"|^PyTorch version:|^vLLM Version\s*:|^[ \t]*\"(?:Entrypoint|HostConfig|Config)\"\s*:",
     re.M,
 )
