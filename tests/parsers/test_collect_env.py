@@ -405,3 +405,46 @@ def test_a_long_line_of_spaces_without_a_colon_is_linear() -> None:
         "PyTorch version: 2.5.1\nIs CUDA available" + " " * 100_000 + "x: True\n", "c.txt", "host"
     )
     assert time.process_time() - started < 2.0
+
+
+# --- a paste cut to its tail -----------------------------------------------------------------------
+
+_TAIL = """\
+[pip3] numpy==2.2.6
+[pip3] torch==2.8.0+cu128
+[pip3] transformers==4.56.1
+[conda] Could not collect
+
+==============================
+         vLLM Info
+==============================
+ROCM Version                 : Could not collect
+vLLM Version                 : 0.10.2
+vLLM Build Flags:
+  CUDA Archs: Not Set; ROCm: Disabled
+GPU Topology:
+        GPU0    GPU1    GPU2    GPU3    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID
+GPU0     X      NV12    NV12    NV12    PXB     0-23    0               N/A
+GPU1    NV12     X      NV12    NV12    PXB     0-23    0               N/A
+GPU2    NV12    NV1
+"""
+
+
+def test_tail_torch_from_the_pip_list_and_gpus_from_the_topology_header() -> None:
+    result = collect_env.parse(_TAIL, "tail.txt")
+    found = values(result)
+    assert found["vllm.version"] == "0.10.2"
+    assert found["torch.version"] == "2.8.0+cu128"
+    assert result.facts["torch.version"].source.line == 2
+    # the header row names every GPU; the rows below it were cut by the paste
+    assert found["gpu.gpu_count"] == 4
+
+
+def test_the_printed_pytorch_version_wins_over_the_pip_list() -> None:
+    text = "PyTorch version: 2.8.0+cu128\n" + _TAIL.replace("torch==2.8.0+cu128", "torch==2.7.1")
+    assert values(collect_env.parse(text, "x.txt"))["torch.version"] == "2.8.0+cu128"
+
+
+def test_a_topology_header_cut_before_cpu_affinity_counts_only_whole_rows() -> None:
+    text = "vLLM Version                 : 0.10.2\nGPU Topology:\n        GPU0    GPU1    GPU2\nGPU0     X      NV12\n"
+    assert "gpu.gpu_count" not in values(collect_env.parse(text, "x.txt"))

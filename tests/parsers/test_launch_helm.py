@@ -27,7 +27,12 @@ def test_production_stack_model_spec_as_the_chart_renders_it():
     assert line(result, "arg.max_model_len") == 23
     assert value(result, "container.gpus") == "4"
     assert value(result, "container.shm_size") == "32Gi"
-    assert family(result, "env.") == {"NCCL_DEBUG": "WARN", "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
+    # hf_token names a Secret: the chart sets HF_TOKEN from it, so the server has the variable
+    assert family(result, "env.") == {
+        "NCCL_DEBUG": "WARN",
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1",
+        "HF_TOKEN": "<secret hf-secret>",
+    }
     assert any("pipelineParallelSize is not among the keys" in note for note in result.notes)
     assert any("qwen-coder: enabled: false" in note for note in result.notes)
 

@@ -131,6 +131,8 @@ def run_fingerprint(paths: list[str], fmt: str, rule_dirs: list[str], width: int
 
     def render(data: dict[str, Any]) -> str:
         found = found_of[id(data)]
-        return render_fingerprint_text(data, found.inputs, found.notes, colour=use_colour(), width=width)
+        return render_fingerprint_text(
+            data, found.inputs, found.shown_notes(), colour=use_colour(), width=width
+        )
 
     return _each_run(split_runs(paths), analyse, render, fmt)

@@ -153,8 +153,7 @@ def _read_one(
     except Exception as exc:  # parsers promise not to raise; a bug in one must not lose the rest
         fingerprint.notes.append(f"{source.name}: could not be read ({type(exc).__name__}: {exc})")
         return role, ParseResult(kind="unreadable"), None
-    paired = _PAIRED.get(Role(role)) if role in Role._value2member_map_ else None
-    if paired is not None:
+    for paired in _PAIRED.get(Role(role), ()) if role in Role._value2member_map_ else ():
         _add_embedded(result, paired, text, source.name, scope)
     if _empty(result):
         second = _second_opinion(text, source.name, role, scope)
@@ -188,9 +187,15 @@ def _empty(result: ParseResult) -> bool:
     return not (result.knobs or result.facts or result.problems)
 
 
-# An issue paste often holds the collect_env output and the log in one file: whichever the file
-# was sniffed as, the other is read too (values already read win where they overlap).
-_PAIRED = {Role.VLLM_LOG: Role.COLLECT_ENV, Role.COLLECT_ENV: Role.VLLM_LOG}
+# An issue paste often holds several artefacts in one file: the collect_env output and the log,
+# the launch command and the nvidia-smi screen after it. Whichever the file was sniffed as, the
+# others that claim the text are read too (values already read win where they overlap).
+_PAIRED: dict[Role, tuple[Role, ...]] = {
+    Role.VLLM_LOG: (Role.COLLECT_ENV,),
+    Role.COLLECT_ENV: (Role.VLLM_LOG,),
+    Role.NVIDIA_SMI: (Role.LAUNCH_COMMAND,),
+    Role.LAUNCH_COMMAND: (Role.NVIDIA_SMI,),
+}
 
 
 def _add_embedded(result: ParseResult, other: str, text: str, name: str, scope: str | None) -> None:

@@ -488,6 +488,11 @@ def _emit_packages(result: ParseResult, reading: _Reading, file: str) -> None:
             continue
         if name.startswith("nvidia-nccl") and "nccl.version" not in result.facts:
             result.fact("nccl.version", version, file, number)
+        if name == "torch" and "torch.version" not in result.facts:
+            # a paste cut above 'PyTorch version:' still lists the wheel, whose version is
+            # torch.__version__ ('2.7.0+cu128')
+            note = "from the pip package list (the 'PyTorch version' line is not in the paste)"
+            result.fact("torch.version", version, file, number, note=note)
         if _CUDA_LIBRARY_WHEEL.match(name):
             continue
         if f"pip.{name}" not in result.facts:
@@ -515,11 +520,17 @@ def _emit_topology(result: ParseResult, reading: _Reading, file: str, scope: str
     gpu_rows = [at for at, row in enumerate(rows) if re.match(r"GPU\d+\b", row) and "X" in row.split()]
     note = f"{len(gpu_rows)} GPU rows; links: {', '.join(links) or 'none'}"
     result.fact(f"{scope}.topology", rows, file, reading.topology[0][1], note=note)
-    header = rows[0].split() if rows else []
-    # the header names every GPU even when the paste lost rows; a GPU list read above comes first
-    named = [cell for cell in header if re.fullmatch(r"GPU\d+", cell)]
-    if named and f"{scope}.gpu_count" not in result.facts and len(named) == len(gpu_rows):
-        result.fact(f"{scope}.gpu_count", len(named), file, reading.topology[0][1], note="GPU Topology rows")
+    # nvidia-smi topo -m names every device in its header row, so a header that reaches the
+    # 'CPU Affinity' column counts the GPUs even when the paste lost rows below it (tabs lost in a
+    # paste may glue the names: 'GPU0GPU1'); a GPU list read above comes first.
+    header = rows[0].split("CPU Affinity")
+    named = re.findall(r"GPU\d+", header[0])
+    whole = len(header) > 1 or len(named) == len(gpu_rows)
+    if named and f"{scope}.gpu_count" not in result.facts and whole:
+        note = "GPU Topology header" if len(named) > len(gpu_rows) else "GPU Topology rows"
+        result.fact(
+            f"{scope}.gpu_count", max(len(named), len(gpu_rows)), file, reading.topology[0][1], note=note
+        )
 
 
 def _is_link(cell: str) -> bool:

@@ -70,10 +70,40 @@ def is_secret_name(name: str) -> bool:
 
 
 def looks_like(text: str) -> bool:
-    """True when most meaningful lines are `NAME=value` assignments and none is a command."""
+    """True when most meaningful lines are `NAME=value` assignments and none is a command; or,
+    for a document (a README, an issue), when its code blocks hold assignments only: the env file
+    it shows, between sentences about it."""
     if not text or "\x00" in text[:4096]:
         return False
-    lines = [pl.text for pl in clean_paste(text) if pl.text.strip() and not _COMMENT.match(pl.text)]
+    if _assignments_only(clean_paste(text)):
+        return True
+    if _VLLM_LOG.search(text[:65536]) or "Traceback (most recent call last)" in text[:65536]:
+        return False  # an issue with its log: the log is what it is for
+    blocks = _fenced_blocks(text)
+    return bool(blocks) and all(_assignments_only(block) for block in blocks)
+
+
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+
+
+def _fenced_blocks(text: str) -> list[list[PasteLine]]:
+    """The lines of each fenced code block of a markdown text (none for a text without fences)."""
+    blocks: list[list[PasteLine]] = []
+    current: list[PasteLine] | None = None
+    for number, line in enumerate(text.splitlines()[:2000], start=1):
+        if _FENCE.match(line):
+            if current is None:
+                current = []
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            current.append(PasteLine(number, line))
+    return blocks
+
+
+def _assignments_only(pasted: list[PasteLine]) -> bool:
+    lines = [pl.text for pl in pasted if pl.text.strip() and not _COMMENT.match(pl.text)]
     if not lines or lines[0].lstrip().startswith(("{", "[", "---")):
         return False
     assignments = 0

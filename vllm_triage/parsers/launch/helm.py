@@ -122,10 +122,7 @@ def _production_stack(
         launch.env["VLLM_USE_V1"] = Value(
             "0", doc.line((*path, "vllmConfig", "v0")), "set by the chart for v0: 1"
         )
-    if model.get("hf_token"):
-        launch.notes.append(
-            "HF_TOKEN comes from a Kubernetes secret (hf_token); its value is not in the values"
-        )
+    _hf_token(launch, doc, path, model.get("hf_token"))
     _gpus(launch, doc, path, model, "requestGPU")
     for key, name in (("shmSize", "shm_size"), ("runtimeClassName", "runtime")):
         where = path if model.get(key) else base
@@ -133,6 +130,24 @@ def _production_stack(
         if source.get(key):
             launch.container[name] = Value(yaml_scalar(source[key]), doc.line((*where, key)))
     return launch
+
+
+def _hf_token(launch: Launch, doc: YamlDoc, path: Path, token: Any) -> None:
+    """The chart gives the container HF_TOKEN from a Secret: one it writes from a string
+    `hf_token`, or the `secretName`/`secretKey` one named. Either way the server has the variable;
+    a written token is a credential (the fingerprint conceals it), a reference is a placeholder."""
+    if not token or "HF_TOKEN" in launch.env:
+        return
+    line = doc.line((*path, "hf_token"))
+    if isinstance(token, dict):
+        where = "/".join(str(token[k]) for k in ("secretName", "secretKey") if token.get(k))
+        launch.env["HF_TOKEN"] = Value(
+            f"<secret {where or '?'}>", line, "the chart reads HF_TOKEN from this Kubernetes secret"
+        )
+    else:
+        launch.env["HF_TOKEN"] = Value(
+            yaml_scalar(token), line, "hf_token: the chart stores it in a Secret and sets HF_TOKEN from it"
+        )
 
 
 def _stack_flags(doc: YamlDoc, path: Path, model: dict[str, Any], launch: Launch) -> list[Token]:

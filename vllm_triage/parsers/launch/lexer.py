@@ -272,7 +272,8 @@ class _Tokenizer:
         if value is not None and not empty:
             self.buf.append(str(value.value))
         elif operator is not None:
-            self.buf.append(rest[len(operator) :])
+            # the default word goes through quote removal, as bash does: ${M:-"org/model"} is org/model
+            self.buf.append(_remove_quotes(rest[len(operator) :]))
         else:
             self.buf.append(literal)
 
@@ -427,6 +428,18 @@ def simple_commands(tokens: list[Token]) -> list[Simple]:
             current.words.append(token)
         index += 1
     return [command for command in commands if command.words]
+
+
+def _remove_quotes(word: str) -> str:
+    """Quote removal of a word that stands inside `${…}`: quotes dropped, what they held kept."""
+    out: list[str] = []
+    quote = ""
+    for char in word:
+        if char in "\"'" and (not quote or quote == char):
+            quote = "" if quote else char
+        else:
+            out.append(char)
+    return "".join(out) if not quote else word  # an unclosed quote: keep the word as written
 
 
 ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)

@@ -22,6 +22,7 @@ _PROMPT = re.compile(
     r"(?:\[[^\]]*\]\s*[$#]"
     r"|[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s*[$#%]"
     r"|[\w.-]+@[\w.-]+\s+\S+\s*[$#%]"
+    r"|[\w.-]+:[~/][^\s$#]*[$#]"  # host:~# (a container's or pod's root shell: no user@)
     r"|[$%]"
     r"|PS [^>]*>"
     r"|[A-Za-z]:\\[^>]*>)[ \t]+"
@@ -70,6 +71,34 @@ class Line:
     text: str
     prompted: bool = False
     comment: bool = False
+    inline: bool = False  # taken from a markdown code span: read only when nothing else launches
+
+
+# A markdown inline code span (`vllm serve …` in prose or in a table cell).
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_MARKDOWN_MARK = re.compile(r"^\s*(?:\||[-*+]\s|\d+\.\s|#{1,6}\s|\*\*)")
+
+
+def _prose(line: str) -> bool:
+    """A markdown table row, list item, heading; or a sentence: its first word is no command, no
+    path and no assignment (`nohup `which vllm` serve` is a command with a substitution)."""
+    if _MARKDOWN_MARK.match(line):
+        return True
+    outside = _CODE_SPAN.sub(" ", line).split()
+    if len(outside) < 3:
+        return False
+    first = outside[0]
+    return first.isalpha() and first.lower() not in _COMMAND_WORDS
+
+
+def _code_span_command(line: str) -> str | None:
+    """The launch a markdown line holds in an inline code span, when the line itself is prose or a
+    table row: `| 20140 | memory-llm | `vllm serve …` |` is the command inside the backticks."""
+    if "`" not in line or not _prose(line):
+        return None
+    spans = [span.strip() for span in _CODE_SPAN.findall(line)]
+    launches = [span for span in spans if LAUNCH_HINT.search(span) and len(span.split()) >= 2]
+    return launches[0] if len(launches) == 1 else None
 
 
 def prepare_lines(text: str) -> tuple[list[Line], bool]:
@@ -77,6 +106,10 @@ def prepare_lines(text: str) -> tuple[list[Line], bool]:
     out = []
     for pasted in clean_paste(text, keep_prompts=True):
         line = _CONTINUATION_PROMPT.sub("", pasted.text)
+        inline = _code_span_command(line)
+        if inline is not None:
+            out.append(Line(pasted.number, inline, inline=True))
+            continue
         prompt = _PROMPT.match(line)
         if prompt:
             out.append(Line(pasted.number, line[prompt.end() :], prompted=True))
@@ -180,7 +213,9 @@ def _exact_flag(option: str) -> bool:
     return isinstance(match, FlagMatch) and not match.abbreviated
 
 
-def logical_commands(lines: list[Line], prompted_paste: bool, notes: list[str]) -> list[Logical]:
+def logical_commands(
+    lines: list[Line], prompted_paste: bool, notes: list[str], join_wraps: bool = True
+) -> list[Logical]:
     """Join continued lines into logical commands. Commented lines inside a continued command
     are skipped (the person commented out one flag); blank lines end a command."""
     commands: list[Logical] = []
@@ -198,7 +233,11 @@ def logical_commands(lines: list[Line], prompted_paste: bool, notes: list[str]) 
         if current is not None and current.open:
             piece, still_open = _strip_continuation(line.text)
             current.add(line.number, piece, "\n")
-        elif current is not None and (sep := _wrap_separator(current.last_raw, line, current)) is not None:
+        elif (
+            join_wraps
+            and current is not None
+            and (sep := _wrap_separator(current.last_raw, line, current)) is not None
+        ):
             piece, still_open = _strip_continuation(line.text)
             current.add(line.number, piece.lstrip() if sep == " " else piece, sep)
             how = "no backslash" if sep == "\n" else "terminal-wrapped line"

@@ -189,6 +189,9 @@ def _configs_in(doc: YamlDoc, data: Any, path: tuple[Any, ...], ctx: Context, of
     if isinstance(data, dict):
         if "model_loading_config" in data:
             return [_yaml_config(doc, data, path, offset)]
+        engine = data.get("engine_config")
+        if isinstance(engine, dict) and (engine.get("type") == "VLLMEngine" or "engine_kwargs" in engine):
+            return [_rayllm_config(doc, engine, (*path, "engine_config"), offset)]
         for key, value in data.items():
             if key == "serveConfigV2" and isinstance(value, str):
                 line = doc.line((*path, key)) or 1
@@ -221,6 +224,29 @@ def _yaml_config(doc: YamlDoc, data: dict[str, Any], path: tuple[Any, ...], offs
     for key, value in data.items():
         walk(value, (str(key),))
     return config
+
+
+def _rayllm_config(doc: YamlDoc, engine: dict[str, Any], path: tuple[Any, ...], offset: int) -> _Config:
+    """RayLLM (ray-project/ray-llm, before ray.serve.llm): `args.models[].engine_config` holds
+    `model_id` (the served name), `hf_model_id` (what vLLM loads; model_id when absent) and
+    `engine_kwargs` (vLLM engine arguments), run by `type: VLLMEngine`. Read as the LLMConfig it
+    became: model_loading_config {model_id, model_source} and engine_kwargs."""
+    loading = {"model_id": engine.get("model_id"), "model_source": engine.get("hf_model_id")}
+    data = {
+        "model_loading_config": {key: value for key, value in loading.items() if value is not None},
+        "engine_kwargs": engine.get("engine_kwargs") if isinstance(engine.get("engine_kwargs"), dict) else {},
+    }
+    config = _Config(data, line=_shift(doc.line((*path, "model_id")) or doc.line(path), offset))
+    where = [(("model_loading_config", key), (*path, source)) for key, source in _RAYLLM_LOADING]
+    where += [(("engine_kwargs", str(key)), (*path, "engine_kwargs", key)) for key in data["engine_kwargs"]]
+    for keys, at in where:
+        line = _shift(doc.line(at), offset)
+        if line is not None:
+            config.lines[keys] = line
+    return config
+
+
+_RAYLLM_LOADING = (("model_id", "model_id"), ("model_source", "hf_model_id"))
 
 
 def _shift(line: int | None, offset: int) -> int | None:

@@ -7,7 +7,7 @@ import re
 
 from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.analyse import walk
-from vllm_triage.parsers.launch.lexer import simple_commands, tokenize, unquote_simple
+from vllm_triage.parsers.launch.lexer import Logical, simple_commands, tokenize, unquote_simple
 from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Launch, Shell, Value, emit
 from vllm_triage.parsers.launch.paste import (
     LAUNCH_HINT,
@@ -33,6 +33,24 @@ def shell_launches(
         # Prompts were shown only for other commands (`$ nvidia-smi`); the launch was pasted
         # without one, so every line may be a command after all.
         logicals = logical_commands(lines, False, ctx.notes)
+    _read_logicals(logicals, shell, ctx, launches, sniff)
+    if prompted and not launches:
+        # The prompted commands launch nothing, but their output may show the command line of the
+        # running server (`$ ps -ef | grep vllm`, `kubectl exec … -- ps -lefww`): read every line.
+        # Each output line is whole (a process listing is one line a process): no wrap joining.
+        _read_logicals(logical_commands(lines, False, [], join_wraps=False), shell, ctx, launches, sniff)
+    inline = {line.number for line in lines if line.inline}
+    if any(launch.line not in inline for launch in launches):
+        # a command in a code span of the prose (`vllm serve ...`) is a mention beside a real one
+        launches = [launch for launch in launches if launch.line not in inline]
+    if not launches and not _nested:
+        launches = _shown_scripts(shell, ctx, sniff)
+    return launches, ctx, commented
+
+
+def _read_logicals(
+    logicals: list[Logical], shell: Shell, ctx: Context, launches: list[Launch], sniff: bool
+) -> None:
     for logical in logicals:
         powershell = POWERSHELL_ENV.match(logical.text)
         if powershell:
@@ -42,10 +60,7 @@ def shell_launches(
         tokens = tokenize(logical, shell.lookup, ctx.notes)
         launches.extend(walk(simple_commands(tokens), shell, ctx))
         if sniff and launches:
-            break
-    if not launches and not _nested:
-        launches = _shown_scripts(shell, ctx, sniff)
-    return launches, ctx, commented
+            return
 
 
 def _shown_scripts(shell: Shell, ctx: Context, sniff: bool) -> list[Launch]:

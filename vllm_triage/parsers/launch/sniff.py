@@ -6,14 +6,17 @@ from __future__ import annotations
 import re
 
 from vllm_triage.parsers.base import clean_paste
+from vllm_triage.parsers.launch.dockerfile import looks_like as dockerfile_looks_like
 from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CONFIG
 from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
 from vllm_triage.parsers.launch.session import shell_launches
 from vllm_triage.parsers.launch.systemd import looks_like_unit
 
-# Text that belongs to another parser even when it quotes a launch command.
+# Text that belongs to another parser even when it quotes a launch command. (An nvidia-smi screen
+# is not among them: an issue pastes the command and the screen together, and nvidia-smi is sniffed
+# first, so a launch found beside it is read as well, never instead of it.)
 _OTHER_FORMATS = re.compile(
-    r"non-default args:|\bNamespace\(|NVIDIA-SMI \d|Collecting environment information"
+    r"non-default args:|\bNamespace\(|Collecting environment information"
     r"|^PyTorch version:|^vLLM Version\s*:|^[ \t]*\"(?:Entrypoint|HostConfig|Config)\"\s*:",
     re.M,
 )
@@ -71,6 +74,10 @@ _VLLM_WORD = re.compile(r"vllm|api_server", re.I)
 _YAML_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?[\w.-]+:(?:[ \t]|$)", re.M)
 
 
+# RayLLM's serve config (the predecessor of ray.serve.llm): `engine_config:` with `type: VLLMEngine`.
+_RAYLLM_ENGINE = re.compile(r"^[ \t]*(?:-[ \t]+)?engine_config:[ \t]*$", re.M)
+
+
 _SNIFF_LIMIT = 1_000_000
 _PRODUCTION_STACK = re.compile(r"^(?:servingEngineSpec|modelSpec):\s*$|^[ \t]*(?:-\s+)?modelURL:\s*\S", re.M)
 _HELM_ARGS = re.compile(r"^[ \t]*(?:extraArgs|args|vllmArgs|serverArgs|extra_args|engineArgs):", re.M)
@@ -79,7 +86,7 @@ _HELM_IMAGE = re.compile(r"^[ \t]+repository:\s*\S", re.M)
 
 def looks_like(text: str) -> str | None:
     """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes", "helm",
-    "ray_serve_llm", "supervisord", "systemd"), or None when it is no launch command (or is
+    "ray_serve_llm", "supervisord", "systemd", "dockerfile"), or None when it is no launch command (or is
     another parser's format)."""
     if not text or not text.strip() or "\x00" in text[:4096]:
         return None
@@ -97,7 +104,7 @@ def looks_like(text: str) -> str | None:
     if PYTHON_LLM_CONFIG.search(head) and "model_loading_config" in head:
         return "ray_serve_llm"
     yaml_like = len(_YAML_KEY.findall(head)) >= 2
-    if yaml_like and YAML_LLM_CONFIG.search(head):
+    if yaml_like and (YAML_LLM_CONFIG.search(head) or "VLLMEngine" in head and _RAYLLM_ENGINE.search(head)):
         return "ray_serve_llm"  # before Kubernetes: a RayService holds pod templates too
     if yaml_like and _PRODUCTION_STACK.search(head):
         return "helm"
@@ -114,6 +121,8 @@ def looks_like(text: str) -> str | None:
             return "compose"
         if re.search(r"^image:", head, re.M):  # one container or service body, not indented
             return "kubernetes" if _LONE_CONTAINER.search(head) else "compose"
+    if dockerfile_looks_like(head):
+        return "dockerfile"
     if shell_launches(head, sniff=True)[0]:
         return "sbatch" if SBATCH_LINE.search(head) else "shell"
     return None

@@ -76,6 +76,9 @@ WRAPPERS: dict[str, Wrapper] = {
     "uvx": _wrapper("--from --with --python -p"),
     "catchsegv": _wrapper(),
     "strace": _wrapper("-o -e -p -s"),
+    "setsid": _wrapper(),  # -f -w -c take no value
+    "runuser": _wrapper("-u -g -G --user --group --supp-group"),
+    "chroot": _wrapper("--userspec --groups", positionals=1),
 }
 
 # Two-word wrappers: `uv run`, `conda run`, `accelerate launch` …
@@ -180,6 +183,59 @@ def _skip_wrapper(words: list[Token], index: int) -> tuple[int, str, list[Token]
     return cursor, described, env
 
 
+# The columns `ps -ef` / `ps aux` / `ps -lefww` print before the command: numbers (PID, PPID, %CPU,
+# RSS), times, the TTY (`?`, `pts/0`), state codes (`S`, `Ssl`, `R+`), `-`; and the `....` or `…`
+# a person puts for the columns they cut. One word may be the user name.
+_PS_COLUMN = re.compile(
+    r"^(?:\.{2,}|…|\d[\d:.,%-]*[KMG]?|\?|-|pts/\d+|tty\w*|[DIRSTWXZ][<NLsl+]{0,3}|[a-z_]\w*_\w*|\d+:\d+)$"
+)
+
+
+def _after_ps_columns(words: list[Token]) -> int | None:
+    """Where the command starts in a process-listing line, or None when the line is not one: the
+    words before a vLLM program are all ps columns (a user name allowed), with a number or an
+    elision among them, so `echo vllm serve …` is never taken for a launch."""
+    users = 0
+    seen_number = False
+    for index, token in enumerate(words[:20]):
+        text = token.text
+        if _is_program(text):
+            start = _program_anchor(
+                words, index, basename(text), words[index + 1].text if index + 1 < len(words) else ""
+            )
+            return index if start is not None and seen_number and index > 0 else None
+        if _PS_COLUMN.match(text):
+            seen_number = seen_number or text[0].isdigit() or text[0] in ".…"
+            continue
+        if re.fullmatch(r"[a-z_][a-z0-9_-]{0,31}", text) and users == 0 and text not in _NOT_USERS:
+            users += 1
+            continue
+        return None
+    return None
+
+
+# Words that are commands, never the user column of ps
+_NOT_USERS = frozenset(
+    [
+        "echo",
+        "printf",
+        "cat",
+        "grep",
+        "ps",
+        "kill",
+        "pkill",
+        "pgrep",
+        "sleep",
+        "if",
+        "then",
+        "do",
+        "for",
+        "while",
+        "exec",
+    ]
+)
+
+
 def _is_program(word: str) -> bool:
     name = basename(word)
     return (
@@ -210,6 +266,10 @@ def find_anchor(words: list[Token]) -> Anchor | None:
                 anchor.prefix_env, anchor.wrappers = prefix_env, wrappers
             return anchor
         skipped = _skip_wrapper(words, index)
+        if skipped is None and index == 0 and (after := _after_ps_columns(words)) is not None:
+            index = after  # a `ps -ef` line: the command is the last column
+            wrappers.append("ps listing")
+            continue
         if skipped is None:
             return None
         index, described, wrapper_env = skipped
@@ -247,6 +307,10 @@ def _python_anchor(words: list[Token], index: int) -> Anchor | None:
             return Anchor(_API_SERVER_MODULES[word[2:]], index, cursor + 1)
         if word.replace("\\", "/").endswith("vllm/entrypoints/openai/api_server.py"):
             return Anchor("api_server_module", index, cursor + 1)
+        # `python3 /usr/local/bin/vllm serve …`: the interpreter running vLLM's console script,
+        # as `ps` shows a server started as `vllm serve`
+        if basename(word) == "vllm" and cursor + 1 < len(words) and words[cursor + 1].text == "serve":
+            return Anchor("vllm_serve", index, cursor + 2)
         if not word.startswith("-"):
             return None  # a script that is not vLLM's
         cursor += 2 if word in ("-X", "-W") else 1

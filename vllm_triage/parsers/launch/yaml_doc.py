@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,21 @@ def _paste_as_yaml(text: str) -> str:
     return "\n".join(lines)
 
 
+_TOP_KEY = re.compile(r"""^(?:---\s*$|[\w"'.-]+:(?:\s|$))""")
+_STRUCTURE = re.compile(r"^\s*(?:-\s|[\w\"'.-]+:(?:\s|$)|#|$)")
+
+
+def _document_start(lines: list[str]) -> int:
+    """The index of the first top-level key when every non-blank line above it is no YAML
+    structure (prose, a shell prompt); 0 when the text starts as YAML."""
+    for index, line in enumerate(lines[:40]):
+        if _TOP_KEY.match(line):
+            return index
+        if _STRUCTURE.match(line) and line.strip():
+            return 0
+    return 0
+
+
 def load_yaml(text: str, notes: list[str]) -> list[YamlDoc]:
     """All documents; a paste cut mid-document is read up to the line where YAML breaks.
     Raises `YamlRefused` for a text too large or whose aliases would expand too far."""
@@ -93,6 +109,12 @@ def load_yaml(text: str, notes: list[str]) -> list[YamlDoc]:
             nodes = safe_yaml.compose_all("\n".join(lines))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
+            start = _document_start(lines)
+            if start and mark is not None and mark.line <= start:
+                # prose or a `$ cat values.yaml` prompt above the document: the YAML starts below
+                notes.append(f"lines 1-{start}: text before the YAML document skipped")
+                lines = [""] * start + lines[start:]
+                continue
             cut = mark.line if mark is not None and 0 < mark.line < len(lines) else len(lines) - 1
             if cut <= 0:
                 notes.append(f"YAML does not parse ({exc.__class__.__name__})")
@@ -125,6 +147,10 @@ def yaml_scalar(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+# An exec-form item that is a whole command: a program, then words (`python3 -m vllm…`, `vllm serve …`).
+_WHOLE_COMMAND = re.compile(r"^\s*(?:\S*/)?(?:python[\d.]*|vllm|bash|sh)\s+\S")
+
+
 def command_tokens(
     doc: YamlDoc, path: Path, value: Any, notes: list[str], expand: Callable[[str, int | None], str]
 ) -> list[Token]:
@@ -134,7 +160,17 @@ def command_tokens(
         tokens = []
         for index, item in enumerate(value):
             line = doc.line((*path, index))
-            tokens.append(Token(expand(yaml_scalar(item), line), line))
+            text = expand(yaml_scalar(item), line)
+            if index == 0 and _WHOLE_COMMAND.match(text):
+                # `command: ["python3 -m vllm… --model m"]`: the exec form runs the item as one
+                # program name, so the container cannot start; what was meant is the split line
+                notes.append(
+                    f"line {line}: the first {path[-1]} item holds a whole command line; the exec form "
+                    "runs it as one program name (the container fails to start), read as a shell splits it"
+                )
+                tokens.extend(tokenize_string(text, line, None, notes))
+                continue
+            tokens.append(Token(text, line))
         return tokens
     if isinstance(value, str):
         pieces = doc.block_pieces(path)

@@ -50,6 +50,30 @@ class _CsvBlock:
     header_line: int | None
     rows: list[tuple[int, list[str]]] = field(default_factory=list)
     dropped: int = 0
+    open_ended: bool = False  # the header ends in '...': rows have more columns than it names
+    waited: int = 0  # lines of other text between the command and its first row
+
+
+# What a note or a transcript puts before a pasted line: a shell comment (`# index, name, …` in a
+# runbook), a tool-call tag (`[tool_result] name, …`). The csv is the rest of the line.
+_LEAD = re.compile(r"^(?:#+|//|;+|\[[\w .:-]{1,30}\])\s+")
+# A note after a row (`580.173.02   ← verified`): nvidia-smi never writes two spaces and an arrow.
+# Found by its marker, then checked for the spaces before it (a `\s{2,}` scan from every position
+# of a long blank run would be quadratic).
+_ANNOTATION = re.compile(r"←|<-|<=|#|//")
+# Lines that may stand between a command and its output: a blank, a fence, 'Expected output:', the
+# output of another command run in the same block (`docker --version`).
+_MAX_WAIT = 6
+_ELIDED = ("...", "…")
+
+
+def _csv_text(text: str) -> str:
+    """A pasted line as nvidia-smi printed it: the lead and trailing annotation of a note removed."""
+    text = _LEAD.sub("", text.strip(), count=1)
+    note = _ANNOTATION.search(text)
+    if note and text[: note.start()].endswith(("  ", "\t")):
+        text = text[: note.start()].rstrip()
+    return text
 
 
 def _field(token: str) -> str:
@@ -77,8 +101,11 @@ def split(text: str) -> list[str]:
 
 
 def _csv_header(text: str) -> list[str] | None:
-    """The field names of a csv header line; two known names at least, so 'name, count' prose is no header."""
+    """The field names of a csv header line; two known names at least, so 'name, count' prose is no header.
+    A header whose last name is '...' (a person cut the list) names the columns before it."""
     tokens = split(text)
+    if tokens and tokens[-1] in _ELIDED:
+        tokens = tokens[:-1]
     if len(tokens) < 2 or not all(_FIELD_LIKE.match(token) for token in tokens):
         return None
     fields = [_field(token) for token in tokens]
@@ -92,10 +119,11 @@ def csv_blocks(lines: list[PasteLine], commands: list[tuple[str, list[str], str,
     blocks: list[_CsvBlock] = []
     current: _CsvBlock | None = None
     for line in lines:
-        text = line.text.strip()
+        text = _csv_text(line.text)
         if line.number in by_line:
             query, fields = by_line[line.number]
-            current = _CsvBlock(fields, query, None)
+            current = _CsvBlock([name for name in fields if name not in _ELIDED], query, None)
+            current.open_ended = any(name in _ELIDED for name in fields)
             blocks.append(current)
             continue
         if "nvidia-smi" in text:
@@ -106,7 +134,7 @@ def csv_blocks(lines: list[PasteLine], commands: list[tuple[str, list[str], str,
         header = _csv_header(text)
         if header:
             query = "compute-apps" if "pid" in header else "gpu"
-            current = _CsvBlock(header, query, line.number)
+            current = _CsvBlock(header, query, line.number, open_ended=split(text)[-1] in _ELIDED)
             blocks.append(current)
             continue
         if current is None:
@@ -114,16 +142,43 @@ def csv_blocks(lines: list[PasteLine], commands: list[tuple[str, list[str], str,
         if text == "No running processes found" and current.query == "compute-apps":
             continue
         values = split(text)
-        if len(values) == len(current.fields):
-            current.rows.append((line.number, values))
+        if (
+            len(values) == len(current.fields) or current.open_ended and len(values) > len(current.fields)
+        ) and (current.header_line is not None or _fits(current.fields, values)):
+            current.rows.append((line.number, values[: len(current.fields)]))
             continue
         if current.rows and 2 <= len(values) < len(current.fields):
             current.dropped += 1  # a row cut by head or a paste limit
+        elif not current.rows and current.waited < _MAX_WAIT:
+            current.waited += 1  # text between the command and its output ('Expected output:')
+            continue
         current = None  # whatever follows is another output
     blocks = [
         block for block in blocks if (block.rows or block.header_line is not None) and _plausible(block)
     ]
     return blocks or _headless_block(lines)
+
+
+# What a value of a column the command named must look like: below a command (no header) a line of
+# prose or of another program's output may have as many commas as the query has fields.
+_SHAPES = {
+    "name": GPU_NAME,
+    "uuid": GPU_UUID,
+    "index": re.compile(r"^\d+$"),
+    "driver_version": re.compile(r"^\d{3}\.\d+(?:\.\d+)?$"),
+    "memory.total": re.compile(r"^\d+(?: MiB)?$"),
+    "memory.used": re.compile(r"^\d+(?: MiB)?$"),
+    "memory.free": re.compile(r"^\d+(?: MiB)?$"),
+}
+
+
+def _fits(fields: list[str], values: list[str]) -> bool:
+    """Every value of a known column has its shape (or is nvidia-smi's [N/A]-style no-value)."""
+    return all(
+        unavailable(value) is not None or shape.match(value)
+        for name, value in zip(fields, values, strict=False)
+        if (shape := _SHAPES.get(name)) is not None
+    )
 
 
 def _plausible(block: _CsvBlock) -> bool:

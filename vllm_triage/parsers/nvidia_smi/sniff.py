@@ -69,7 +69,7 @@ def detect(lines: list[PasteLine]) -> list[str]:
         if text.lstrip().startswith(("|", "+")):  # a table row is nothing else: skip the other tests
             if "table" not in found and _table_row(text):
                 found.add("table")
-        elif table.MARKS.search(text):
+        elif table.MARKS.search(text) or table.BANNER.match(text):
             found.add("table")
         elif gpu_list.LIST_GPU.match(text) and "(UUID:" in text or gpu_list.LIST_MIG.match(text):
             found.add("list")

@@ -28,7 +28,8 @@ from vllm_triage.parsers.nvidia_smi.common import (
     unavailable,
 )
 
-BANNER = re.compile(r"^\s*\|\s*NVIDIA-SMI\s+\d")
+# The banner row; a person may copy its text without the box (`NVIDIA-SMI 595.58.03  Driver Version: …`).
+BANNER = re.compile(r"^\s*(?:\|\s*NVIDIA-SMI\s+\d|NVIDIA-SMI\s+\d[\w.-]*\s+(?:Driver|KMD) Version:)")
 MARKS = re.compile(
     r"^\s*\|\s*(?:Processes:|MIG devices:)"
     r"|Pwr:Usage/Cap|Persistence-M|TCC/WDDM|\bPID\s+Type\s+Process name"
@@ -332,7 +333,7 @@ def _emit_banner(snap: _Snapshot, out: Out) -> None:
             out.note("the table's banner (NVIDIA-SMI / Driver Version / CUDA Version) is not in the paste")
         return
     text = banner.text.rstrip()
-    cut = not text.endswith("|")
+    cut = text.lstrip().startswith("|") and not text.endswith("|")  # a boxless copy ends where it ends
     # a value running to the end of a cut line may itself be cut ('580.1' of '580.159.04')
     driver = _DRIVER_IN_BANNER.search(text)
     driver = driver if driver and not (cut and driver.end() == len(text)) else None

@@ -1,0 +1,174 @@
+"""Launch commands in the shapes people paste them: a `ps` listing of the running server, a command
+in a markdown code span, wrappers (setsid), a YAML document under a prompt or a sentence, a whole
+command line in one exec-form item, RayLLM's engine_config, an env file shown in a README."""
+
+from __future__ import annotations
+
+from launch_helpers import family, value
+
+from vllm_triage.parsers import env_file
+from vllm_triage.parsers.launch import looks_like, parse
+
+
+def test_ps_listing_of_a_running_server() -> None:
+    text = (
+        "root@gpu-7:~# ps -ef | grep vllm\n"
+        "root      48213      1 99 09:12 ?        01:22:09 /opt/venv/bin/python3 /opt/venv/bin/vllm serve "
+        "Qwen/Qwen3-32B --tensor-parallel-size 2 --max-model-len 32768\n"
+        "root      49001  48110  0 10:30 pts/0    00:00:00 grep --color=auto vllm\n"
+    )
+    result = parse(text, "ps.txt")
+    assert value(result, "launcher") == "vllm_serve"
+    assert family(result, "arg.") == {
+        "model": "Qwen/Qwen3-32B",
+        "tensor_parallel_size": "2",
+        "max_model_len": "32768",
+    }
+
+
+def test_ps_columns_cut_to_dots_under_a_pod_root_prompt() -> None:
+    text = (
+        "worker-0:~# kubectl exec vllm-0 -- ps -lefww\n"
+        "....  /usr/bin/python3 -m vllm.entrypoints.openai.api_server --model /models/m --port 8080\n"
+    )
+    result = parse(text, "ps.txt")
+    assert value(result, "launcher") == "api_server_module"
+    assert value(result, "arg.port") == "8080"
+
+
+def test_echo_of_a_command_is_no_launch() -> None:
+    assert looks_like('echo "vllm serve Qwen/Qwen3-8B --port 8000"\necho vllm serve x\n') is None
+
+
+def test_command_in_a_markdown_table_cell() -> None:
+    text = (
+        "| port | service | how it runs |\n|---|---|---|\n"
+        "| 8100 | chat | `envs/llm/bin/vllm serve /data/Qwen3-8B --port 8100 --max-model-len 8192` |\n"
+        "| 8101 | embed | `uvicorn app:app --port 8101` |\n"
+    )
+    result = parse(text, "notes.md")
+    assert family(result, "arg.") == {"model": "/data/Qwen3-8B", "port": "8100", "max_model_len": "8192"}
+
+
+def test_a_code_span_in_prose_gives_way_to_the_real_command() -> None:
+    text = (
+        "vllm serve org/real --port 9000\n\n"
+        "Later you can also try `vllm serve org/other --port 9100` if memory allows.\n"
+    )
+    assert value(parse(text, "notes.md"), "arg.model") == "org/real"
+
+
+def test_setsid_and_a_default_word_in_quotes() -> None:
+    text = "setsid nohup vllm serve ${MODEL:-\"org/model\"} --port ${PORT:-'8000'} > log 2>&1 &\n"
+    result = parse(text, "run.sh")
+    assert value(result, "arg.model") == "org/model"
+    assert value(result, "arg.port") == "8000"
+
+
+def test_python_running_the_vllm_console_script() -> None:
+    result = parse("/usr/bin/python3 /usr/local/bin/vllm serve org/m --port 1\n", "x.sh")
+    assert value(result, "launcher") == "vllm_serve"
+
+
+def test_compose_file_under_a_sentence() -> None:
+    text = (
+        "My compose file\n"
+        "services:\n  llm:\n    image: vllm/vllm-openai:v0.9.1\n"
+        "    command: --model /models/m --max-model-len 4096\n"
+    )
+    result = parse(text, "compose.txt")
+    assert value(result, "launcher") == "compose"
+    assert value(result, "arg.max_model_len") == "4096"
+
+
+def test_whole_command_line_in_one_exec_form_item() -> None:
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n"
+        "      - name: vllm\n        image: vllm/vllm-openai:v0.6.3\n        command:\n"
+        '        - "python3 -m vllm.entrypoints.openai.api_server --model /m --tensor-parallel-size 2"\n'
+    )
+    result = parse(text, "deploy.yaml")
+    assert family(result, "arg.") == {"model": "/m", "tensor_parallel_size": "2"}
+    assert any("one program name" in note for note in result.notes)
+
+
+def test_rayllm_engine_config_under_a_cat_prompt() -> None:
+    text = (
+        "ray@head:~/configs$ cat model.yaml\n"
+        "applications:\n- name: llm\n  import_path: rayllm.backend:router_application\n  args:\n    models:\n"
+        "    - engine_config:\n        model_id: chat\n        hf_model_id: org/base-7b\n"
+        "        type: VLLMEngine\n        engine_kwargs:\n          max_num_seqs: 32\n"
+    )
+    assert looks_like(text) == "ray_serve_llm"
+    result = parse(text, "model.yaml")
+    assert value(result, "arg.model") == "org/base-7b"
+    assert value(result, "arg.served_model_name") == "chat"
+    assert value(result, "arg.max_num_seqs") == "32"
+
+
+def test_env_file_shown_in_a_readme_block() -> None:
+    text = (
+        "To serve another model, set in `.env`:\n\n```bash\nVLLM_MODEL=org/m\nVLLM_MAX_MODEL_LEN=8192\n```\n\n"
+        "then run `docker compose up -d` again, which recreates the service.\n"
+    )
+    assert env_file.looks_like(text)
+    result = env_file.parse(text, "README.md")
+    assert {k: v.value for k, v in result.knobs.items()} == {
+        "env.VLLM_MODEL": "org/m",
+        "env.VLLM_MAX_MODEL_LEN": "8192",
+    }
+
+
+def test_a_readme_with_a_command_block_is_no_env_file() -> None:
+    text = "Run:\n\n```\nexport A=1\nvllm serve org/m\n```\n"
+    assert not env_file.looks_like(text)
+
+
+# --- Dockerfiles --------------------------------------------------------------------------------
+
+DOCKERFILE = """\
+FROM python:3.12 AS build
+RUN pip wheel vllm
+FROM vllm/vllm-openai:v0.10.1
+ARG HF_REVISION=main
+ENV HF_HOME=/data/hf \\
+    VLLM_LOGGING_LEVEL=DEBUG
+ENV NCCL_DEBUG INFO
+EXPOSE 8000
+CMD ["--model", "org/model-7b", "--max_model_len", "8192", \\
+     "--enforce-eager"]
+"""
+
+
+def test_dockerfile_cmd_goes_to_the_base_image_entrypoint() -> None:
+    assert looks_like(DOCKERFILE) == "dockerfile"
+    result = parse(DOCKERFILE, "Dockerfile")
+    assert value(result, "launcher") == "api_server_module"  # vllm-openai before v0.11
+    assert value(result, "image.ref") == "vllm/vllm-openai:v0.10.1"
+    assert family(result, "arg.") == {
+        "model": "org/model-7b",
+        "max_model_len": "8192",
+        "enforce_eager": "true",
+    }
+    assert family(result, "env.") == {
+        "HF_HOME": "/data/hf",
+        "VLLM_LOGGING_LEVEL": "DEBUG",
+        "NCCL_DEBUG": "INFO",
+    }
+
+
+def test_dockerfile_entrypoint_exec_and_shell_forms() -> None:
+    exec_form = 'FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04\nENTRYPOINT ["vllm", "serve"]\nCMD ["org/m", "--port", "80"]\n'
+    result = parse(exec_form, "Dockerfile")
+    assert value(result, "launcher") == "vllm_serve"
+    assert family(result, "arg.") == {"model": "org/m", "port": "80"}
+    shell_form = (
+        "FROM ubuntu:22.04\nCMD python3 -m vllm.entrypoints.openai.api_server --model org/m --port 81\n"
+    )
+    result = parse(shell_form, "Dockerfile")
+    assert value(result, "launcher") == "api_server_module"
+    assert value(result, "arg.port") == "81"
+
+
+def test_a_dockerfile_that_only_installs_vllm_is_no_launch() -> None:
+    assert looks_like('FROM python:3.12\nRUN pip install vllm\nCMD ["bash"]\n') is None

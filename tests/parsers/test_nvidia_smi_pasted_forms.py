@@ -1,0 +1,89 @@
+"""nvidia-smi output as it reaches an issue or a note, with the wrapping a person's paste adds.
+
+Each input is written here in nvidia-smi's own layout, then wrapped the way it is found in the
+wild: the banner copied without its box, csv pasted as shell comments or after a transcript tag,
+a csv header cut with '...', a noheader csv whose command is shown above it with other output in
+between. What must not be taken for csv output stays out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from vllm_triage.parsers.nvidia_smi import looks_like, parse
+
+ROWS = (
+    "0, NVIDIA H100 80GB HBM3, 81559 MiB, 40211 MiB, 570.133.20\n"
+    "1, NVIDIA H100 80GB HBM3, 81559 MiB, 38002 MiB, 570.133.20\n"
+)
+HEADER = "index, name, memory.total [MiB], memory.used [MiB], driver_version\n"
+
+
+def facts(text: str) -> dict[str, Any]:
+    result = parse(text, "smi.txt", "host")
+    return {name.split(".", 1)[1]: sourced.value for name, sourced in result.facts.items()}
+
+
+def test_banner_copied_without_its_box() -> None:
+    text = "NVIDIA-SMI 575.57.08              Driver Version: 575.57.08      CUDA Version: 12.9\n"
+    assert looks_like(text) == "table"
+    assert facts(text) == {"driver_version": "575.57.08", "cuda_version": "12.9"}
+
+
+def test_banner_cut_inside_its_box_still_drops_the_cut_value() -> None:
+    text = "| NVIDIA-SMI 575.57.08              Driver Version: 575.57.08      CUDA Version: 12\n"
+    assert "cuda_version" not in facts(text)
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda line: "# " + line,  # a runbook's shell comment
+        lambda line: "[tool_result] " + line if line.startswith("index") else line,  # an agent transcript
+        lambda line: "    " + line,  # a markdown code block by indentation
+    ],
+)
+def test_csv_under_a_line_prefix(wrap: Any) -> None:
+    text = "".join(wrap(line) for line in (HEADER + ROWS).splitlines(keepends=True))
+    found = facts(text)
+    assert found["gpu_count"] == 2
+    assert found["gpu_models"] == ["NVIDIA H100 80GB HBM3"] * 2
+    assert found["gpu_memory_used_mib"] == [40211, 38002]
+    assert found["driver_version"] == "570.133.20"
+
+
+def test_a_note_after_a_row_is_not_part_of_the_value() -> None:
+    text = HEADER + ROWS.replace("570.133.20\n", "570.133.20   ← checked today\n", 1)
+    assert facts(text)["driver_version"] == "570.133.20"
+
+
+def test_header_cut_with_dots_names_the_columns_before_it() -> None:
+    text = "name, memory.total [MiB], memory.used [MiB], ...\nNVIDIA GB10, [N/A], [N/A], 41, 3.7 W\n"
+    found = facts(text)
+    assert found["gpu_models"] == ["NVIDIA GB10"]
+    assert found["gpu_count"] == 1
+    assert "gpu_memory_total_mib" not in found  # [N/A] on unified memory: no number
+
+
+def test_noheader_rows_after_the_command_and_other_output() -> None:
+    text = (
+        "```bash\nuname -r\nnvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader\n```\n"
+        "Expected output:\n```\n6.8.0-1015-nvidia\nNVIDIA GB10, [N/A], 580.95.05\n```\n"
+    )
+    found = facts(text)
+    assert found["gpu_models"] == ["NVIDIA GB10"]
+    assert found["driver_version"] == "580.95.05"
+
+
+def test_prose_after_a_command_is_no_row() -> None:
+    text = (
+        "nvidia-smi --query-gpu=name,memory.total --format=csv,noheader\n"
+        "The command prints one line per GPU.\nRun it on every node, then compare.\n"
+    )
+    assert "gpu_models" not in facts(text)
+
+
+def test_a_comment_with_commas_is_no_csv() -> None:
+    assert looks_like("# install the driver, reboot, then check\nls -l /dev/nvidia*\n") is None
