@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import zlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 import polars as pl
 
@@ -303,11 +303,12 @@ def _scan_chunk(raw: pl.Series | HitLines, first_line: int, state: _State) -> No
         state.retained.append(_parse(state.tail.gather(idx), lines, state))
 
 
+_T = TypeVar("_T")
 _POOL = ThreadPoolExecutor(max_workers=2)
 _READER = ThreadPoolExecutor(max_workers=1)
 
 
-def _prefetch(batches):
+def _prefetch(batches: Iterable[_T]) -> Iterator[_T]:
     """Read and split the next chunk (in Rust, GIL released) while this one is matched."""
     iterator = iter(batches)
     pending = _READER.submit(next, iterator, None)

@@ -232,13 +232,15 @@ def _rayllm_config(doc: YamlDoc, engine: dict[str, Any], path: tuple[Any, ...], 
     `engine_kwargs` (vLLM engine arguments), run by `type: VLLMEngine`. Read as the LLMConfig it
     became: model_loading_config {model_id, model_source} and engine_kwargs."""
     loading = {"model_id": engine.get("model_id"), "model_source": engine.get("hf_model_id")}
+    kwargs = engine.get("engine_kwargs")
+    engine_kwargs: dict[str, Any] = kwargs if isinstance(kwargs, dict) else {}
     data = {
         "model_loading_config": {key: value for key, value in loading.items() if value is not None},
-        "engine_kwargs": engine.get("engine_kwargs") if isinstance(engine.get("engine_kwargs"), dict) else {},
+        "engine_kwargs": engine_kwargs,
     }
     config = _Config(data, line=_shift(doc.line((*path, "model_id")) or doc.line(path), offset))
     where = [(("model_loading_config", key), (*path, source)) for key, source in _RAYLLM_LOADING]
-    where += [(("engine_kwargs", str(key)), (*path, "engine_kwargs", key)) for key in data["engine_kwargs"]]
+    where += [(("engine_kwargs", str(key)), (*path, "engine_kwargs", key)) for key in engine_kwargs]
     for keys, at in where:
         line = _shift(doc.line(at), offset)
         if line is not None:
