@@ -219,6 +219,11 @@ TRANSFORMS: dict[str, Transform] = {
     "crlf": lambda rows, block: _lines(plain(rows), "\r\n"),
     "cr-only": lambda rows, block: _lines(plain(rows), "\r"),
     "utf16-bom": lambda rows, block: ("\r\n".join(plain(rows)) + "\r\n").encode("utf-16"),
+    # what a paste or a tail puts before every line (ingest/gutter.py): a Markdown list item's
+    # indentation, `grep -n` numbers, stern's `pod container ` tag
+    "indent": lambda rows, block: _lines(["    " + r for r in plain(rows)]),
+    "grep-n": lambda rows, block: _lines([f"{i}:{r}" for i, r in enumerate(plain(rows), 1)]),
+    "stern": lambda rows, block: _lines([f"vllm-6f7d8-k2x9q vllm {r}" for r in plain(rows)]),
     "terminal-box": lambda rows, block: _box(plain(rows)),
     "vllm-json": lambda rows, block: _vllm_json(plain(rows)),
     "drop-timestamps": lambda rows, block: _drop_timestamps(plain(rows)),
@@ -236,6 +241,6 @@ CUTS = ("cut-head", "cut-tail")
 # Transformations that only re-encode the same lines (a transport, an encoding, line endings).
 ENCODINGS = (
     "docker-logs-t", "compose", "kubectl-prefix-t", "journald", "cri-partial", "ansi-colour", "crlf", "cr-only",
-    "utf16-bom", "terminal-box", "vllm-json",
+    "utf16-bom", "terminal-box", "vllm-json", "indent", "grep-n", "stern",
 )  # fmt: skip
 CORPUS_ENCODINGS_PER_CASE = 3

@@ -4,7 +4,7 @@ Every case (the fixture logs, the samples' logs, and `../shared/corpus/dev` when
 goes through the transformations of metamorphic_transforms.TRANSFORMS: the project's cases through
 all of them; a corpus case through every transformation that changes what the log holds (cuts,
 another rank's lines, a duplicated block, dropped timestamps, stripped transports) and three of
-the eleven re-encodings in turn (each re-encoding meets every third corpus case), to keep the
+the fourteen re-encodings in turn (each re-encoding meets about a fifth of the corpus cases), to keep the
 run to a couple of minutes. The baseline is triage's own verdict on the log as given. The
 invariant:
 

@@ -23,6 +23,7 @@ from vllm_triage.core.errors import InputError, RuleError, clip
 from vllm_triage.engine import blocks as hits
 from vllm_triage.engine.blocks import Fallback, HitLines
 from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
+from vllm_triage.ingest import gutter
 from vllm_triage.ingest.decode import (
     CHUNK_BYTES,
     SNIFF_BYTES,
@@ -95,6 +96,7 @@ class _State:
     retained: list[pl.DataFrame] = field(default_factory=list)
     cut_lines: list[int] = field(default_factory=list)
     cut_count: int = 0
+    gutter: gutter.Gutter | None = None  # what a paste put before every line (ingest/gutter.py)
 
 
 def scan(
@@ -103,7 +105,10 @@ def scan(
     """`blocks=False` keeps every chunk on the per-line path (the equality tests compare the two)."""
     head = source.head(SNIFF_BYTES)
     encoding = check_text(head, source.name)
-    state = _State(compiled, source.name, _is_json_lines(decode_all(head, encoding)))
+    head_text = decode_all(head, encoding)
+    state = _State(compiled, source.name, _is_json_lines(head_text))
+    if not state.json_lines:
+        state.gutter = gutter.learn(head_text.splitlines())
     next_line = 1
     try:
         stream = source.open()
@@ -167,7 +172,13 @@ def _chunks(
     physical = 1  # --max-line cuts are named by physical line (logical_lines may split CR lines)
     limit = LIMITS.max_line
     pairs: Iterator[HitLines | tuple[pl.Series, list[int]]]
-    if encoding not in ("utf-8", "utf-8-sig") or state.json_lines or not blocks or not hits.available():
+    if (
+        encoding not in ("utf-8", "utf-8-sig")
+        or state.json_lines
+        or state.gutter is not None  # a paste: lines are re-cut before any search
+        or not blocks
+        or not hits.available()
+    ):
         pairs = iter_line_batches_cut(stream, encoding, chunk_bytes)
     else:
         pairs = _utf8_chunks(stream, chunk_bytes, limit, joiner, state)
@@ -184,10 +195,10 @@ def _chunks(
         physical += raw.len()
         joined = joiner.feed(raw)
         if joined is not None:
-            yield joined
+            yield joined if state.gutter is None else state.gutter.strip(joined)
     rest = joiner.finish()
     if rest is not None:
-        yield rest
+        yield rest if state.gutter is None else state.gutter.strip(rest)
 
 
 # A gate of fewer rules is compiled as soon as rules finish, up to EAGER_COMPILES times, then at

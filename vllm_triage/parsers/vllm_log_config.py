@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vllm_triage.core.roles import Role
-from vllm_triage.ingest import prefixes
+from vllm_triage.ingest import gutter, prefixes
 from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.registry import parser
 
@@ -180,6 +180,11 @@ def parse(text: str, file: str) -> ParseResult:
     if "\x00" in text[:4096] and not looks_like(text):
         result.notes.append(f"{file}: binary content, not a vLLM log")
         return result
+    pasted = gutter.learn(text[:65536].splitlines())
+    if pasted is not None:
+        # What a paste put before every line (indentation, line numbers, a tail's tag) off first,
+        # as triage's scan does; one line for one line, so line numbers stay.
+        text = "\n".join(pasted.strip_line(line) for line in text.split("\n"))
     versions: list[tuple[int, str, str]] = []  # (line, version, where it was read)
     _read_version_lines(text, file, result, versions)
     _read_args(text, file, result)
