@@ -129,7 +129,11 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
         _t=pl.when(tag.str.contains(g.RANK_TAG))
         .then(pl.lit("[") + tag + pl.lit("]: ") + pl.col("_p").struct.field("rest"))
         .otherwise(pl.col("_p").struct.field("rest")),
-        _ts=pl.coalesce(pl.col("_p").struct.field("ts").str.strip_chars(), pl.col("_p").struct.field("vts")),
+        _ts=pl.coalesce(
+            pl.col("_p").struct.field("ts").str.strip_chars(),
+            pl.col("_p").struct.field("vts"),
+            pl.col("_p").struct.field("bts"),
+        ),
     ).drop("_p")
     local = pl.col("_t").str.extract_groups(g.LOCAL_TS)
     frame = frame.with_columns(_l=local)

@@ -118,6 +118,20 @@ LINES: list[tuple[str, Parts]] = [
     ),
     ("2025-09-21T18:00:01.123456789Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01.123456789Z")),
     ("vllm-openai-1  | 2025-09-21T18:00:01Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01Z")),
+    # podman-compose: the service name in brackets, padded to the longest
+    (
+        "[vllm]            | INFO 05-29 04:44:25 [gpu_model_runner.py:1276] " + MESSAGE,
+        Parts(MESSAGE, None, "05-29 04:44:25", "INFO", source="gpu_model_runner.py:1276", logger="vllm"),
+    ),
+    # a launch script stamping each line it relays with its own bracketed local time
+    (
+        "[2026-01-26 16:56:13]      INFO 01-26 16:56:12 [utils.py:253] " + MESSAGE,
+        Parts(MESSAGE, "2026-01-26 16:56:13", "01-26 16:56:12", "INFO", source="utils.py:253", logger="vllm"),
+    ),
+    (
+        "[2026-01-26 16:56:14]   Traceback (most recent call last):",
+        Parts("Traceback (most recent call last):", "2026-01-26 16:56:14"),
+    ),
     ("[pod/vllm-0/vllm] 2025-09-21T18:00:01Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01Z")),
     ("2025-09-21T18:00:01.5Z stderr F " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01.5Z")),
     ("Sep 21 18:05:01 gpu-node-07 vllm[361682]: " + MESSAGE, Parts(MESSAGE, "Sep 21 18:05:01")),

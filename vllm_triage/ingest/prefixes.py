@@ -64,7 +64,10 @@ TRANSPORT = (
     r"(?:\[(?P<tag>[A-Za-z][\w.-]*)\]: )?"  # a log shipper's source tag: `[vllm]: `
     # a log viewer's export (Dozzle, Portainer with timestamps): local time, then ` | `
     r"(?:(?P<vts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?) \| )?"
-    r"(?:[A-Za-z0-9][\w.-]*\s*\|(?:\s|$))?"  # docker compose: `vllm-openai-1  | `
+    # a launch script's own bracketed time before what it runs prints: `[2026-01-26 16:56:13]    `
+    r"(?:\[(?P<bts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s+)?"
+    # docker compose: `vllm-openai-1  | `; podman-compose brackets the name: `[vllm]     | `
+    r"(?:\[?[A-Za-z0-9][\w.-]*\]?\s*\|(?:\s|$))?"
     r"(?:\[pod/[^\]\s]+\]\s)?"  # kubectl logs --prefix: `[pod/name/container] `
     r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"  # docker -t, kubectl
     r"(?:(?P<cri>stdout|stderr) (?P<tagcri>[FP]) )?"  # CRI log files: stream and full/partial tag
@@ -263,7 +266,7 @@ def strip_transport(text: str) -> tuple[str, str | None]:
     rest = parts.group("rest")
     if tag is not None and re.match(RANK_TAG, tag):
         rest = f"[{tag}]: {rest}"
-    ts = parts.group("ts").strip() if parts.group("ts") else parts.group("vts")
+    ts = parts.group("ts").strip() if parts.group("ts") else (parts.group("vts") or parts.group("bts"))
     if ts is None:
         local = _LOCAL_TS_RE.match(rest)
         if local:
