@@ -25,3 +25,41 @@ def test_a_launcher_line_cut_after_terminating_still_says_the_engine_died(tmp_pa
     assert data["first_error"]["message"] == "RuntimeError: Engine loop has died"
     # The engine was serving when it died: the cut line is the consequence that says so.
     assert data["phase"] == "request"
+
+
+_TPU = "(EngineCore_DP0 pid=611) ERROR 06-02 14:20:11 [core.py:1098]"
+
+
+def test_a_tpu_plugin_workers_load_frames_place_the_failure_in_weight_load(tmp_path, triage_json):
+    text = (
+        f"{_TPU} EngineCore failed to start.\n"
+        f"{_TPU} Traceback (most recent call last):\n"
+        f'{_TPU}   File "/opt/venv/lib/python3.12/site-packages/vllm/v1/executor/uniproc_executor.py", line 48, in _init_executor\n'
+        f"{_TPU}     self.driver_worker.load_model()\n"
+        f'{_TPU}   File "/opt/venv/lib/python3.12/site-packages/tpu_inference/worker/tpu_worker.py", line 402, in load_model\n'
+        f"{_TPU}     self.model_runner.load_model()\n"
+        f'{_TPU}   File "/opt/venv/lib/python3.12/site-packages/tpu_inference/runner/tpu_runner.py", line 545, in load_model\n'
+        f"{_TPU}     model = get_model(\n"
+        f'{_TPU}   File "/opt/venv/lib/python3.12/site-packages/tpu_inference/models/common/model_loader.py", line 412, in get_model\n'
+        f"{_TPU}     return _get_nnx_model(model_class, vllm_config, rng, mesh)\n"
+        f"{_TPU} ValueError: Sharding spec ('model', None) does not divide dimension 0 of size 14 by mesh axis 'model' of size 4\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["phase"] == "weight_load"
+    assert "tpu_inference/models/common/model_loader.py" in data["phase_reason"]
+
+
+def test_a_tpu_workers_hbm_check_is_the_kv_reservation(tmp_path, triage_json):
+    text = (
+        f"{_TPU} EngineCore failed to start.\n"
+        f"{_TPU} Traceback (most recent call last):\n"
+        f'{_TPU}   File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 240, in _initialize_kv_caches\n'
+        f"{_TPU}     available_gpu_memory = self.model_executor.determine_available_memory()\n"
+        f'{_TPU}   File "/opt/venv/lib/python3.12/site-packages/tpu_inference/worker/tpu_worker.py", line 318, in determine_available_memory\n'
+        f"{_TPU}     raise ValueError(\n"
+        f"{_TPU} ValueError: total_hbm_used_gb=29.8GiB exceeds total_hbm_limit_cap_gb=28.8GiB by 1.0GiB. "
+        "Please consider increasing --gpu-memory-utilization from 0.9 to a larger value.\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["phase"] == "engine_reserve"
+    assert "tpu_inference/worker/tpu_worker.py" in data["phase_reason"]
