@@ -63,3 +63,51 @@ def test_a_tpu_workers_hbm_check_is_the_kv_reservation(tmp_path, triage_json):
     data = triage_json(_write(tmp_path, text))
     assert data["phase"] == "engine_reserve"
     assert "tpu_inference/worker/tpu_worker.py" in data["phase_reason"]
+
+
+_FASTCHAT_WORKER = (
+    "2024-03-05 11:20:41 | INFO | model_worker | Send heart beat. Models: ['qwen-14b-chat']. "
+    "Semaphore: Semaphore(value=4, locked=False). call_ct: 311. worker_id: 3f2a9c1b.\n"
+    '2024-03-05 11:20:44 | INFO | stdout | INFO:     10.8.0.12:40118 - "POST /worker_generate_stream HTTP/1.1" 200 OK\n'
+)
+
+
+def test_asyncios_future_repr_is_the_failure_when_no_traceback_names_it(tmp_path, triage_json):
+    text = _FASTCHAT_WORKER + (
+        "2024-03-05 11:20:45 | ERROR | asyncio | Future exception was never retrieved\n"
+        "future: <Future finished exception=RayTaskError(ValueError)(ValueError('seq_group 1841 has no "
+        "logical token blocks'))>\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"]["rule"] == "runtime.asyncio_unretrieved"
+    assert data["first_error"]["line"] == 4
+    assert data["phase"] == "request"
+
+
+def test_a_more_specific_rule_under_the_future_repr_still_wins(tmp_path, triage_json):
+    text = _FASTCHAT_WORKER + (
+        "2024-03-05 11:20:45 | ERROR | asyncio | Task exception was never retrieved\n"
+        "future: <Task finished name='Task-12' coro=<AsyncLLMEngine.run_engine_loop() done, defined at "
+        "/srv/venv/lib/python3.10/site-packages/vllm/engine/async_llm_engine.py:487> "
+        "exception=RuntimeError('CUDA error: an illegal memory access was encountered')>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/venv/lib/python3.10/site-packages/vllm/engine/async_llm_engine.py", line 497, in run_engine_loop\n'
+        "    has_requests_in_progress = await self.engine_step()\n"
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"]["rule"] == "cuda.illegal_memory_access"
+    assert data["phase"] == "request"
+
+
+def test_a_cancelled_gather_at_shutdown_is_not_a_failure(tmp_path, triage_json):
+    text = (
+        "INFO 08-14 09:02:10 api_server.py:212] vLLM API server version 0.5.4\n"
+        "INFO:     Application startup complete.\n"
+        'INFO:     127.0.0.1:39110 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+        "INFO:     Shutting down\n"
+        "_GatheringFuture exception was never retrieved\n"
+        "future: <_GatheringFuture finished exception=CancelledError()>\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"] is None
