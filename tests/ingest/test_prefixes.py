@@ -156,6 +156,30 @@ LINES: list[tuple[str, Parts]] = [
         ),
     ),
     ("2026-04-19 12:59:20.217 | " + MESSAGE, Parts(MESSAGE, "2026-04-19 12:59:20.217")),
+    # ` | `-separated Python loggers: FastChat's format and loguru's default; their time and level
+    # are the logger's own, not a viewer's stamp and a compose service
+    (
+        "2024-03-05 11:20:45 | ERROR | stderr | " + MESSAGE,
+        Parts(MESSAGE, None, "2024-03-05 11:20:45", "ERROR", logger="pipe"),
+    ),
+    (
+        "2025-01-09 14:02:11.270 | WARNING  | bench.runner:start:88 - retrying the engine",
+        Parts("retrying the engine", None, "2025-01-09 14:02:11", "WARNING", logger="pipe"),
+    ),
+    (
+        "fastchat-worker-1  | 2024-03-05 11:20:45 | INFO | model_worker | Send heart beat.",
+        Parts("Send heart beat.", None, "2024-03-05 11:20:45", "INFO", logger="pipe"),
+    ),
+    # a viewer's stamp in front of a FastChat line: the first time is the viewer's
+    (
+        "2026-04-19 12:59:20.216 | 2024-03-05 11:20:45 | ERROR | asyncio | " + MESSAGE,
+        Parts(MESSAGE, "2026-04-19 12:59:20.216", "2024-03-05 11:20:45", "ERROR", logger="pipe"),
+    ),
+    # a time, ` | ` and a level word: a ` | ` logger with no name field, not a compose service `ERROR`
+    (
+        "2026-04-19 12:59:20.218 | ERROR | " + MESSAGE,
+        Parts(MESSAGE, None, "2026-04-19 12:59:20", "ERROR", logger="pipe"),
+    ),
     (
         "\x1b[0;36m(Worker_TP0 pid=9)\x1b[0;0m \x1b[31mERROR\x1b[0m \x1b[90m11-04 15:23:28\x1b[0m "
         "\x1b[90m[gpu_worker.py:12]\x1b[0m boom",
@@ -189,6 +213,29 @@ LINES: list[tuple[str, Parts]] = [
             source="worker.py:1654",
             logger="iso",
         ),
+    ),
+    # `%(asctime)s %(levelname)s %(process)d [%(filename)s:%(lineno)d] [- ]%(message)s`
+    (
+        "2024-12-19 21:40:35,118 ERROR 4242 [async_llm_engine.py:64] Engine background task failed",
+        Parts(
+            "Engine background task failed",
+            None,
+            "2024-12-19 21:40:35",
+            "ERROR",
+            source="async_llm_engine.py:64",
+            logger="iso",
+        ),
+    ),
+    (
+        "2024-12-19 21:40:35 WARNING 4242 [model_runner.py:1703] - slow step",
+        Parts(
+            "slow step", None, "2024-12-19 21:40:35", "WARNING", source="model_runner.py:1703", logger="iso"
+        ),
+    ),
+    # a number that opens the message is no pid without a location after it
+    (
+        "2024-12-19 21:40:35 ERROR 3 workers died",
+        Parts("3 workers died", None, "2024-12-19 21:40:35", "ERROR", logger="iso"),
     ),
     # a format without %(asctime)s keeps the bracketed location; `INFO word` is no logger prefix
     (

@@ -111,3 +111,35 @@ def test_a_cancelled_gather_at_shutdown_is_not_a_failure(tmp_path, triage_json):
     )
     data = triage_json(_write(tmp_path, text))
     assert data["first_error"] is None
+
+
+def test_a_pid_and_bracketed_location_logging_config_is_read_as_a_logger(tmp_path, triage_json):
+    # `%(asctime)s %(levelname)s %(process)d [%(filename)s:%(lineno)d] %(message)s`, Windows line ends
+    h = "2024-12-19 21:40:35"
+    text = (
+        f"{h} WARNING 4242 [model_runner_base.py:143] Failed to pickle inputs of failed execution: "
+        "CUDA error: an illegal memory access was encountered\r\n"
+        f"{h} ERROR 4242 [async_llm_engine.py:64] Engine background task failed\r\n"
+        f"{h} ERROR 4242 [async_llm_engine.py:64] Traceback (most recent call last):\r\n"
+        f'{h} ERROR 4242 [async_llm_engine.py:64]   File "/srv/venv/lib/python3.11/site-packages/vllm/worker/model_runner.py", line 1703, in execute_model\r\n'
+        f"{h} ERROR 4242 [async_llm_engine.py:64]     hidden_or_intermediate_states = model_executable(\r\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"]["rule"] == "cuda.illegal_memory_access"
+    assert data["first_error"]["level"] == "WARNING"
+    # The traceback's frames are read once the pid and location are off: the serving loop failed.
+    assert data["phase"] == "request"
+
+
+def test_a_fastchat_workers_error_lines_keep_their_level_and_message(tmp_path, triage_json):
+    text = _FASTCHAT_WORKER + (
+        "2024-03-05 11:21:02 | ERROR | stderr | Traceback (most recent call last):\n"
+        '2024-03-05 11:21:02 | ERROR | stderr |   File "/srv/venv/lib/python3.10/site-packages/vllm/worker/worker.py", line 118, in load_model\n'
+        "2024-03-05 11:21:02 | ERROR | stderr |     self.model_runner.load_model()\n"
+        "2024-03-05 11:21:02 | ERROR | stderr | torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+        "448.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 301.44 MiB is free.\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"]["message"].startswith("torch.cuda.OutOfMemoryError: CUDA out of memory.")
+    assert data["first_error"]["level"] == "ERROR"
+    assert data["phase"] == "weight_load"

@@ -1,12 +1,13 @@
 """The one grammar of line prefixes: what transports and vLLM put in front of a log message.
 
 A line that reached us went through, from the inside out: vLLM's logger (`INFO 11-04 15:23:28
-[core.py:718] `, or uvicorn / torch c10d / glog / ISO-dated Python logging), torch's `[rankN]: `,
-vLLM's process prefix (`(EngineCore_DP0 pid=263) `, stacked when a child inherits a wrapped
-stdout), maybe a terminal-UI box (`│ … │`), then the transports: CRI (`<RFC 3339> stdout F `),
-`docker logs -t` / `kubectl --timestamps` (RFC 3339), `kubectl --prefix` (`[pod/name/container] `),
-compose (`service-1  | `), a log shipper's tag (`[vllm]: `), journald (`Sep 22 23:46:41 host
-unit[pid]: ` or `-o short-iso`), ANSI colour anywhere, and a JSON envelope around all of it.
+[core.py:718] `, or uvicorn / torch c10d / glog / ISO-dated or ` | `-separated Python logging),
+torch's `[rankN]: `, vLLM's process prefix (`(EngineCore_DP0 pid=263) `, stacked when a child
+inherits a wrapped stdout), maybe a terminal-UI box (`│ … │`), then the transports: CRI
+(`<RFC 3339> stdout F `), `docker logs -t` / `kubectl --timestamps` (RFC 3339), `kubectl --prefix`
+(`[pod/name/container] `), compose (`service-1  | `), a log shipper's tag (`[vllm]: `), journald
+(`Sep 22 23:46:41 host unit[pid]: ` or `-o short-iso`), ANSI colour anywhere, and a JSON envelope
+around all of it.
 
 The patterns below are written once and used twice: vectorised by `vllm_triage.logframe` (polars,
 Rust regex: no look-around, no back-references) and line by line by `split_line` (Python `re`) for
@@ -113,9 +114,23 @@ C10D = (
 GLOG = (
     r"^(?P<sev>[IWEF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\d+ (?P<src>\S+:\d+)\] ?(?P<msg>.*)$"
 )
+# The location may follow a pid and be bracketed: `%(asctime)s %(levelname)s %(process)d
+# [%(filename)s:%(lineno)d] [- ]%(message)s` is a common dictConfig / basicConfig format (in many
+# projects' logging setups, and a --logging-config of V0 servers); the pid is skipped.
 ISO_LOGGER = (
     r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?(?:[\w.]+\s+-\s+)?"
-    rf"(?P<level>{LEVELS})\s+(?:-\s+)?(?:(?P<src>[\w./-]+:\d+)\s+(?:--\s+)?)?(?P<msg>.*)$"
+    rf"(?P<level>{LEVELS})\s+(?:-\s+)?"
+    r"(?:(?:\d+\s+)?\[?(?P<src>[\w./-]+:\d+)\]?(?:\s+|$)(?:-{1,2}\s+)?)?(?P<msg>.*)$"
+)
+# Python loggers that put ` | ` between their fields, the time first: FastChat's
+# `%(asctime)s | %(levelname)s | %(name)s | %(message)s` (its vllm_worker in front of V0 engines:
+# `2023-12-27 11:25:36 | ERROR | stderr | …`, vllm#2281; the same format string is common in
+# basicConfig setups) and loguru's default `{time} | {level: <8} | {name}:{function}:{line} - `.
+# Read before the transports: a log viewer's ` | ` after a time would otherwise take the stamp and
+# a compose service the level. Loguru's `module:function:line` is no file location: not a source.
+PIPE_LOGGER = (
+    r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? \| "
+    rf"(?P<level>{LEVELS}) *\| (?:[\w.<>-]+:[\w.<>-]+:\d+ - |[\w.-]+ \| )?(?P<msg>.*)$"
 )
 SEVERITY = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 RAY_REPEAT = r"\s*\[repeated \d+x across cluster\]\s*$"
@@ -164,6 +179,7 @@ _UVICORN_RE = _compiled(UVICORN)
 _C10D_RE = _compiled(C10D)
 _GLOG_RE = _compiled(GLOG)
 _ISO_RE = _compiled(ISO_LOGGER)
+_PIPE_RE = _compiled(PIPE_LOGGER)
 # RAY_REPEAT's leading `\s*` is tried at every whitespace run by `re.sub`, quadratic on a line of
 # spaces (a 160 KB line took seconds): the Python path anchors on the bracket and strips before it.
 _RAY_REPEAT_TAIL_RE = _compiled(r"\[repeated \d+x across cluster\]\s*$")
@@ -195,7 +211,7 @@ class Parts:
     rank: int | None = None
     pid: int | None = None
     source: str | None = None
-    logger: str | None = None  # which logger prefix was read: vllm, c10d, glog, iso, uvicorn
+    logger: str | None = None  # which logger prefix was read: vllm, c10d, glog, iso, pipe, uvicorn
 
 
 def split_line(line: str, json_lines: bool = False) -> Parts:
@@ -260,13 +276,15 @@ def strip_transport(text: str) -> tuple[str, str | None]:
     grep = _GREP_LINE_RE.match(text)
     if grep is not None:
         text = grep.group("rest")
-    parts = _TRANSPORT_RE.match(text)
-    assert parts is not None  # every group is optional: the pattern matches any line
-    tag = parts.group("tag")
-    rest = parts.group("rest")
-    if tag is not None and re.match(RANK_TAG, tag):
-        rest = f"[{tag}]: {rest}"
-    ts = parts.group("ts").strip() if parts.group("ts") else (parts.group("vts") or parts.group("bts"))
+    rest, ts = text, None
+    if not _PIPE_RE.match(text):  # a ` | ` logger's own time and level are no transport
+        parts = _TRANSPORT_RE.match(text)
+        assert parts is not None  # every group is optional: the pattern matches any line
+        tag = parts.group("tag")
+        rest = parts.group("rest")
+        if tag is not None and re.match(RANK_TAG, tag):
+            rest = f"[{tag}]: {rest}"
+        ts = parts.group("ts").strip() if parts.group("ts") else (parts.group("vts") or parts.group("bts"))
     if ts is None:
         local = _LOCAL_TS_RE.match(rest)
         if local:
@@ -299,6 +317,10 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
             stamp = f"{groups['date']} {groups['time']}" if groups["date"] else None
         source = groups["src"] or groups.get("bsrc") or groups.get("lsrc")
         return name, level, stamp, source, _drop_ray_repeat(groups["msg"])
+    piped = _PIPE_RE.match(text)
+    if piped:
+        stamp = f"{piped.group('date')} {piped.group('time')}"
+        return "pipe", piped.group("level"), stamp, None, _drop_ray_repeat(piped.group("msg"))
     uvicorn = _UVICORN_RE.match(text)
     if uvicorn:
         return "uvicorn", uvicorn.group("level"), None, None, _drop_ray_repeat(uvicorn.group("msg"))
