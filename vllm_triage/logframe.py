@@ -3,7 +3,7 @@
 Columns: file, line (1-based), raw (the input line verbatim, line terminator removed),
 transport_ts (docker/kubectl/journald/JSON time), vllm_ts (vLLM's own `mm-dd hh:mm:ss`),
 level, process, rank, pid, source (`file.py:NN` of the emitting logger), message (what is left
-once every prefix is stripped: the text rules match against).
+once every prefix is stripped: the text rules match against), service (the compose service).
 
 Every step is a vectorised polars expression (Rust regex, linear time). Prefixes are stripped in
 the order they are applied by the transports: JSON-lines envelope → ANSI colour → compose /
@@ -34,6 +34,7 @@ SCHEMA = {
     "pid": pl.Int64,
     "source": pl.String,
     "message": pl.String,
+    "service": pl.String,  # the docker compose service in front of the line (one server of several)
 }
 
 
@@ -142,6 +143,9 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
                 pl.col("_p").struct.field("bts"),
             )
         ),
+        service=pl.when(pl.col("_pipe"))
+        .then(pl.lit(None, dtype=pl.String))
+        .otherwise(pl.col("_p").struct.field("svc")),
     ).drop("_p", "_pipe")
     local = pl.col("_t").str.extract_groups(g.LOCAL_TS)
     frame = frame.with_columns(_l=local)

@@ -117,11 +117,22 @@ LINES: list[tuple[str, Parts]] = [
         Parts("slow disk", None, "02-02 02:02:02", "WARNING", source="loader.py:447", logger="vllm"),
     ),
     ("2025-09-21T18:00:01.123456789Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01.123456789Z")),
-    ("vllm-openai-1  | 2025-09-21T18:00:01Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01Z")),
+    (
+        "vllm-openai-1  | 2025-09-21T18:00:01Z " + MESSAGE,
+        Parts(MESSAGE, "2025-09-21T18:00:01Z", service="vllm-openai-1"),
+    ),
     # podman-compose: the service name in brackets, padded to the longest
     (
         "[vllm]            | INFO 05-29 04:44:25 [gpu_model_runner.py:1276] " + MESSAGE,
-        Parts(MESSAGE, None, "05-29 04:44:25", "INFO", source="gpu_model_runner.py:1276", logger="vllm"),
+        Parts(
+            MESSAGE,
+            None,
+            "05-29 04:44:25",
+            "INFO",
+            source="gpu_model_runner.py:1276",
+            logger="vllm",
+            service="vllm",
+        ),
     ),
     # a launch script stamping each line it relays with its own bracketed local time
     (
@@ -168,7 +179,14 @@ LINES: list[tuple[str, Parts]] = [
     ),
     (
         "fastchat-worker-1  | 2024-03-05 11:20:45 | INFO | model_worker | Send heart beat.",
-        Parts("Send heart beat.", None, "2024-03-05 11:20:45", "INFO", logger="pipe"),
+        Parts(
+            "Send heart beat.",
+            None,
+            "2024-03-05 11:20:45",
+            "INFO",
+            logger="pipe",
+            service="fastchat-worker-1",
+        ),
     ),
     # a viewer's stamp in front of a FastChat line: the first time is the viewer's
     (
@@ -291,7 +309,7 @@ def test_split_line_reads_every_prefix_form(line: str, expected: Parts) -> None:
     assert split_line(line) == expected
 
 
-_COLUMNS = ("message", "transport_ts", "vllm_ts", "level", "process", "rank", "pid", "source")
+_COLUMNS = ("message", "transport_ts", "vllm_ts", "level", "process", "rank", "pid", "source", "service")
 
 
 def test_the_logframe_reads_every_line_as_split_line_does() -> None:
@@ -329,6 +347,7 @@ def test_vllm_json_logging_fills_the_same_columns() -> None:
         None,
         263,
         "core.py:718",
+        None,
     )
     assert (rows[1]["message"], rows[1]["transport_ts"], rows[1]["level"]) == (
         "ready",

@@ -143,3 +143,77 @@ def test_a_fastchat_workers_error_lines_keep_their_level_and_message(tmp_path, t
     assert data["first_error"]["message"].startswith("torch.cuda.OutOfMemoryError: CUDA out of memory.")
     assert data["first_error"]["level"] == "ERROR"
     assert data["phase"] == "weight_load"
+
+
+_SMALL = "chat-small  | "
+_LARGE = "chat-large  | "
+
+
+def _failing_small_server() -> str:
+    e = f"{_SMALL}(EngineCore_DP0 pid=88) ERROR 03-09 12:56:44 [core.py:1100]"
+    return (
+        f"{_SMALL}(EngineCore_DP0 pid=88) INFO 03-09 12:56:00 [default_loader.py:293] Loading weights took 41.02 seconds\n"
+        f"{_SMALL}(EngineCore_DP0 pid=88) INFO 03-09 12:56:44 [gpu_worker.py:424] Available KV cache memory: -1.75 GiB\n"
+        f"{e} EngineCore failed to start.\n"
+        f"{e} Traceback (most recent call last):\n"
+        f'{e}   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/core/kv_cache_utils.py", line 623, in _check_enough_kv_cache_memory\n'
+        f"{e}     raise ValueError(\n"
+        f"{e} ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+        "when initializing the engine.\n"
+    )
+
+
+def test_another_compose_services_readiness_is_not_the_failing_ones(tmp_path, triage_json):
+    text = (
+        f"{_LARGE}(APIServer pid=1) INFO 03-09 12:55:30 [api_server.py:1880] vLLM API server version 0.11.0\n"
+        f"{_LARGE}(APIServer pid=1) INFO 03-09 12:55:33 [launcher.py:47] Route: /v1/completions, Methods: POST\n"
+        f"{_LARGE}(APIServer pid=1) INFO:     Application startup complete.\n"
+        + _failing_small_server()
+        + f'{_LARGE}(APIServer pid=1) INFO:     10.0.0.2:5100 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"]["rule"] == "kv.no_memory"
+    assert data["phase"] == "engine_reserve"
+    # chat-large's readiness and traffic are another server's: chat-small never became ready.
+    assert data["ready"] is False
+    assert "compose service chat-small" in data["phase_reason"]
+
+
+def test_a_service_whose_pids_repeat_anothers_is_still_another_server(tmp_path, triage_json):
+    # Both containers' engines are `(EngineCore_DP0 pid=88)`: only the service tells them apart, so
+    # chat-large going on past the KV reservation is not chat-small surviving its error.
+    text = _failing_small_server() + (
+        f"{_LARGE}(EngineCore_DP0 pid=88) INFO 03-09 12:56:50 [gpu_worker.py:424] Available KV cache memory: 12.40 GiB\n"
+        f"{_LARGE}(EngineCore_DP0 pid=88) INFO 03-09 12:56:51 [kv_cache_utils.py:1087] GPU KV cache size: 232,368 tokens\n"
+        f"{_LARGE}(EngineCore_DP0 pid=88) INFO 03-09 12:57:19 [core.py:222] init engine (profile, create kv cache, "
+        "warmup model) took 28.1 seconds\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"]["rule"] == "kv.no_memory"
+    assert data["phase"] == "engine_reserve"
+
+
+def test_one_compose_service_is_read_as_one_server(tmp_path, triage_json):
+    e = f"{_SMALL}(EngineCore_DP0 pid=88) ERROR 03-09 13:00:00 [core.py:900]"
+    text = (
+        f"{_SMALL}(APIServer pid=1) INFO:     Application startup complete.\n"
+        f'{_SMALL}(APIServer pid=1) INFO:     10.0.0.2:5100 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+        f"{e} RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["phase"] == "request"
+    assert data["ready"] is True
+    assert "compose service" not in data["phase_reason"]
+
+
+def test_a_stray_pipe_line_is_no_second_service(tmp_path, triage_json):
+    # A table pasted above the log (`name | value`) is not a container of its own.
+    e = f"{_SMALL}(EngineCore_DP0 pid=88) ERROR 03-09 13:00:00 [core.py:900]"
+    text = (
+        "model | Qwen/Qwen2.5-7B-Instruct\n"
+        f"{_SMALL}(APIServer pid=1) INFO:     Application startup complete.\n"
+        f"{e} RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["phase"] == "request"
+    assert data["ready"] is True

@@ -68,7 +68,7 @@ TRANSPORT = (
     # a launch script's own bracketed time before what it runs prints: `[2026-01-26 16:56:13]    `
     r"(?:\[(?P<bts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s+)?"
     # docker compose: `vllm-openai-1  | `; podman-compose brackets the name: `[vllm]     | `
-    r"(?:\[?[A-Za-z0-9][\w.-]*\]?\s*\|(?:\s|$))?"
+    r"(?:\[?(?P<svc>[A-Za-z0-9][\w.-]*)\]?\s*\|(?:\s|$))?"
     r"(?:\[pod/[^\]\s]+\]\s)?"  # kubectl logs --prefix: `[pod/name/container] `
     r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"  # docker -t, kubectl
     r"(?:(?P<cri>stdout|stderr) (?P<tagcri>[FP]) )?"  # CRI log files: stream and full/partial tag
@@ -212,6 +212,7 @@ class Parts:
     pid: int | None = None
     source: str | None = None
     logger: str | None = None  # which logger prefix was read: vllm, c10d, glog, iso, pipe, uvicorn
+    service: str | None = None  # the compose service (container) in front of the line
 
 
 def split_line(line: str, json_lines: bool = False) -> Parts:
@@ -222,7 +223,7 @@ def split_line(line: str, json_lines: bool = False) -> Parts:
     if (json_lines and text.startswith("{")) or text.startswith('{"'):
         text, envelope = _unwrap_json(text)
     text = strip_ansi(text)
-    text, transport_ts = strip_transport(text)
+    text, transport_ts, service = _strip_transport(text)
     if transport_ts is None:
         transport_ts = _str_or_none(envelope.get("ts"))
     if _BOX_START_RE.match(text):
@@ -257,7 +258,7 @@ def split_line(line: str, json_lines: bool = False) -> Parts:
         source = source or _str_or_none(envelope.get("source"))
         if process is None and envelope.get("process") is not None:
             process, pid = _str_or_none(envelope.get("process")), _int_or_none(envelope.get("pid"))
-    return Parts(message, transport_ts, vllm_ts, level, process, rank, pid, source, logger)
+    return Parts(message, transport_ts, vllm_ts, level, process, rank, pid, source, logger, service)
 
 
 def strip_prefixes(line: str) -> str:
@@ -273,15 +274,21 @@ def source_file(parts: Parts) -> str | None:
 def strip_transport(text: str) -> tuple[str, str | None]:
     """(rest, transport time) of a line whose ANSI codes are off: container and journald prefixes
     removed, the vLLM process and logger prefixes left on."""
+    rest, ts, _ = _strip_transport(text)
+    return rest, ts
+
+
+def _strip_transport(text: str) -> tuple[str, str | None, str | None]:
+    """strip_transport's (rest, transport time) and the compose service the line came from."""
     grep = _GREP_LINE_RE.match(text)
     if grep is not None:
         text = grep.group("rest")
-    rest, ts = text, None
+    rest, ts, service = text, None, None
     if not _PIPE_RE.match(text):  # a ` | ` logger's own time and level are no transport
         parts = _TRANSPORT_RE.match(text)
         assert parts is not None  # every group is optional: the pattern matches any line
         tag = parts.group("tag")
-        rest = parts.group("rest")
+        rest, service = parts.group("rest"), parts.group("svc")
         if tag is not None and re.match(RANK_TAG, tag):
             rest = f"[{tag}]: {rest}"
         ts = parts.group("ts").strip() if parts.group("ts") else (parts.group("vts") or parts.group("bts"))
@@ -295,8 +302,8 @@ def strip_transport(text: str) -> tuple[str, str | None]:
             rest = host_ident.group("rest")
     journald = _JOURNALD_RE.match(rest)
     if journald:
-        return journald.group("rest"), ts or journald.group("jts")
-    return rest, ts
+        return journald.group("rest"), ts or journald.group("jts"), service
+    return rest, ts, service
 
 
 _LOGGERS = (("vllm", _VLLM_RE), ("c10d", _C10D_RE), ("glog", _GLOG_RE), ("iso", _ISO_RE))
