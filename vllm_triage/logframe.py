@@ -3,15 +3,15 @@
 Columns: file, line (1-based), raw (the input line verbatim, line terminator removed),
 transport_ts (docker/kubectl/journald/JSON time), vllm_ts (vLLM's own `mm-dd hh:mm:ss`),
 level, process, rank, pid, source (`file.py:NN` of the emitting logger), message (what is left
-once every prefix is stripped: the text rules match against).
+once every prefix is stripped: the text rules match against), service (the compose service).
 
 Every step is a vectorised polars expression (Rust regex, linear time). Prefixes are stripped in
 the order they are applied by the transports: JSON-lines envelope → ANSI colour → compose /
 kubectl / RFC 3339 / CRI / journald prefixes → terminal-UI box → vLLM process prefixes (stacked,
 innermost kept) → tqdm `\\r` redraws → torch `[rankN]:` → logger prefix (vLLM, uvicorn, torch
-c10d, ISO-dated Python logging). The patterns are the one grammar of `vllm_triage.ingest.prefixes`
-(which reads single lines the same way); a record of vLLM's own JSON logging fills the same
-columns from its LogRecord fields.
+c10d, ISO-dated and ` | `-separated Python logging). The patterns are the one grammar of
+`vllm_triage.ingest.prefixes` (which reads single lines the same way); a record of vLLM's own
+JSON logging fills the same columns from its LogRecord fields.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ SCHEMA = {
     "pid": pl.Int64,
     "source": pl.String,
     "message": pl.String,
+    "service": pl.String,  # the docker compose service in front of the line (one server of several)
 }
 
 
@@ -122,19 +123,30 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
     grep_rest = t.str.extract(g.GREP_LINE, 2)
     frame = frame.with_columns(_t=pl.coalesce(grep_rest, t))
     parts = t.str.extract_groups(g.TRANSPORT)
-    frame = frame.with_columns(_p=parts)
+    # A ` | ` logger's line (FastChat, loguru) keeps its time and level for _split_logger.
+    frame = frame.with_columns(_p=parts, _pipe=t.str.contains(g.PIPE_LOGGER))
     tag = pl.col("_p").struct.field("tag")
-    frame = frame.with_columns(
+    transport_rest = (
         # `[rank0]: ` is torch's rank prefix, not a shipper's tag: leave it for _strip_rank.
-        _t=pl.when(tag.str.contains(g.RANK_TAG))
+        pl.when(tag.str.contains(g.RANK_TAG))
         .then(pl.lit("[") + tag + pl.lit("]: ") + pl.col("_p").struct.field("rest"))
-        .otherwise(pl.col("_p").struct.field("rest")),
-        _ts=pl.coalesce(
-            pl.col("_p").struct.field("ts").str.strip_chars(),
-            pl.col("_p").struct.field("vts"),
-            pl.col("_p").struct.field("bts"),
+        .otherwise(pl.col("_p").struct.field("rest"))
+    )
+    frame = frame.with_columns(
+        _t=pl.when(pl.col("_pipe")).then(t).otherwise(transport_rest),
+        _ts=pl.when(pl.col("_pipe"))
+        .then(pl.lit(None, dtype=pl.String))
+        .otherwise(
+            pl.coalesce(
+                pl.col("_p").struct.field("ts").str.strip_chars(),
+                pl.col("_p").struct.field("vts"),
+                pl.col("_p").struct.field("bts"),
+            )
         ),
-    ).drop("_p")
+        service=pl.when(pl.col("_pipe"))
+        .then(pl.lit(None, dtype=pl.String))
+        .otherwise(pl.col("_p").struct.field("svc")),
+    ).drop("_p", "_pipe")
     local = pl.col("_t").str.extract_groups(g.LOCAL_TS)
     frame = frame.with_columns(_l=local)
     has_local = pl.col("_ts").is_null() & pl.col("_l").struct.field("rest").is_not_null()
@@ -213,8 +225,9 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         _c=t.str.extract_groups(g.C10D),
         _i=t.str.extract_groups(g.ISO_LOGGER),
         _g=t.str.extract_groups(g.GLOG),
+        _pl=t.str.extract_groups(g.PIPE_LOGGER),
     )
-    v, u, c, i, gl = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g"))
+    v, u, c, i, gl, pi = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g", "_pl"))
     c10d_level = c.struct.field("sev").replace_strict(g.SEVERITY, default=None, return_dtype=pl.String)
     glog_level = gl.struct.field("sev").replace_strict(g.SEVERITY, default=None, return_dtype=pl.String)
     message = pl.coalesce(
@@ -222,18 +235,25 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         c.struct.field("msg"),
         gl.struct.field("msg"),
         i.struct.field("msg"),
+        pi.struct.field("msg"),
         u.struct.field("msg"),
         t,
     ).str.replace(g.RAY_REPEAT, "")
     return frame.with_columns(
         level=pl.coalesce(
-            v.struct.field("level"), c10d_level, glog_level, i.struct.field("level"), u.struct.field("level")
+            v.struct.field("level"),
+            c10d_level,
+            glog_level,
+            i.struct.field("level"),
+            pi.struct.field("level"),
+            u.struct.field("level"),
         ),
         vllm_ts=pl.coalesce(
             v.struct.field("date") + pl.lit(" ") + v.struct.field("time"),
             _month_day(c) + pl.lit(" ") + c.struct.field("time"),
             _month_day(gl) + pl.lit(" ") + gl.struct.field("time"),
             i.struct.field("date") + pl.lit(" ") + i.struct.field("time"),
+            pi.struct.field("date") + pl.lit(" ") + pi.struct.field("time"),
         ),
         source=pl.coalesce(
             v.struct.field("src"),
@@ -244,7 +264,7 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
             i.struct.field("src"),
         ),
         message=message,
-    ).drop("_v", "_u", "_c", "_i", "_g", "_t")
+    ).drop("_v", "_u", "_c", "_i", "_g", "_pl", "_t")
 
 
 def _month_day(parts: pl.Expr) -> pl.Expr:

@@ -117,11 +117,22 @@ LINES: list[tuple[str, Parts]] = [
         Parts("slow disk", None, "02-02 02:02:02", "WARNING", source="loader.py:447", logger="vllm"),
     ),
     ("2025-09-21T18:00:01.123456789Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01.123456789Z")),
-    ("vllm-openai-1  | 2025-09-21T18:00:01Z " + MESSAGE, Parts(MESSAGE, "2025-09-21T18:00:01Z")),
+    (
+        "vllm-openai-1  | 2025-09-21T18:00:01Z " + MESSAGE,
+        Parts(MESSAGE, "2025-09-21T18:00:01Z", service="vllm-openai-1"),
+    ),
     # podman-compose: the service name in brackets, padded to the longest
     (
         "[vllm]            | INFO 05-29 04:44:25 [gpu_model_runner.py:1276] " + MESSAGE,
-        Parts(MESSAGE, None, "05-29 04:44:25", "INFO", source="gpu_model_runner.py:1276", logger="vllm"),
+        Parts(
+            MESSAGE,
+            None,
+            "05-29 04:44:25",
+            "INFO",
+            source="gpu_model_runner.py:1276",
+            logger="vllm",
+            service="vllm",
+        ),
     ),
     # a launch script stamping each line it relays with its own bracketed local time
     (
@@ -156,6 +167,37 @@ LINES: list[tuple[str, Parts]] = [
         ),
     ),
     ("2026-04-19 12:59:20.217 | " + MESSAGE, Parts(MESSAGE, "2026-04-19 12:59:20.217")),
+    # ` | `-separated Python loggers: FastChat's format and loguru's default; their time and level
+    # are the logger's own, not a viewer's stamp and a compose service
+    (
+        "2024-03-05 11:20:45 | ERROR | stderr | " + MESSAGE,
+        Parts(MESSAGE, None, "2024-03-05 11:20:45", "ERROR", logger="pipe"),
+    ),
+    (
+        "2025-01-09 14:02:11.270 | WARNING  | bench.runner:start:88 - retrying the engine",
+        Parts("retrying the engine", None, "2025-01-09 14:02:11", "WARNING", logger="pipe"),
+    ),
+    (
+        "fastchat-worker-1  | 2024-03-05 11:20:45 | INFO | model_worker | Send heart beat.",
+        Parts(
+            "Send heart beat.",
+            None,
+            "2024-03-05 11:20:45",
+            "INFO",
+            logger="pipe",
+            service="fastchat-worker-1",
+        ),
+    ),
+    # a viewer's stamp in front of a FastChat line: the first time is the viewer's
+    (
+        "2026-04-19 12:59:20.216 | 2024-03-05 11:20:45 | ERROR | asyncio | " + MESSAGE,
+        Parts(MESSAGE, "2026-04-19 12:59:20.216", "2024-03-05 11:20:45", "ERROR", logger="pipe"),
+    ),
+    # a time, ` | ` and a level word: a ` | ` logger with no name field, not a compose service `ERROR`
+    (
+        "2026-04-19 12:59:20.218 | ERROR | " + MESSAGE,
+        Parts(MESSAGE, None, "2026-04-19 12:59:20", "ERROR", logger="pipe"),
+    ),
     (
         "\x1b[0;36m(Worker_TP0 pid=9)\x1b[0;0m \x1b[31mERROR\x1b[0m \x1b[90m11-04 15:23:28\x1b[0m "
         "\x1b[90m[gpu_worker.py:12]\x1b[0m boom",
@@ -189,6 +231,29 @@ LINES: list[tuple[str, Parts]] = [
             source="worker.py:1654",
             logger="iso",
         ),
+    ),
+    # `%(asctime)s %(levelname)s %(process)d [%(filename)s:%(lineno)d] [- ]%(message)s`
+    (
+        "2024-12-19 21:40:35,118 ERROR 4242 [async_llm_engine.py:64] Engine background task failed",
+        Parts(
+            "Engine background task failed",
+            None,
+            "2024-12-19 21:40:35",
+            "ERROR",
+            source="async_llm_engine.py:64",
+            logger="iso",
+        ),
+    ),
+    (
+        "2024-12-19 21:40:35 WARNING 4242 [model_runner.py:1703] - slow step",
+        Parts(
+            "slow step", None, "2024-12-19 21:40:35", "WARNING", source="model_runner.py:1703", logger="iso"
+        ),
+    ),
+    # a number that opens the message is no pid without a location after it
+    (
+        "2024-12-19 21:40:35 ERROR 3 workers died",
+        Parts("3 workers died", None, "2024-12-19 21:40:35", "ERROR", logger="iso"),
     ),
     # a format without %(asctime)s keeps the bracketed location; `INFO word` is no logger prefix
     (
@@ -244,7 +309,7 @@ def test_split_line_reads_every_prefix_form(line: str, expected: Parts) -> None:
     assert split_line(line) == expected
 
 
-_COLUMNS = ("message", "transport_ts", "vllm_ts", "level", "process", "rank", "pid", "source")
+_COLUMNS = ("message", "transport_ts", "vllm_ts", "level", "process", "rank", "pid", "source", "service")
 
 
 def test_the_logframe_reads_every_line_as_split_line_does() -> None:
@@ -282,6 +347,7 @@ def test_vllm_json_logging_fills_the_same_columns() -> None:
         None,
         263,
         "core.py:718",
+        None,
     )
     assert (rows[1]["message"], rows[1]["transport_ts"], rows[1]["level"]) == (
         "ready",

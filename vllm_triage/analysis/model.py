@@ -27,6 +27,7 @@ class Row:
     cls: str | None
     exc: bool
     tb: bool
+    service: str | None = None  # the docker compose service in front of the line (analysis/servers.py)
 
     @property
     def stream(self) -> tuple[str | None, int | None, int | None]:

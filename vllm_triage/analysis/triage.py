@@ -29,6 +29,7 @@ from vllm_triage.analysis.milestones import first_missing, milestones_reached, s
 from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
 from vllm_triage.analysis.root import Candidate, collect_candidates
+from vllm_triage.analysis.servers import servers
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.phases import NO_FAILURE, phase_index
 from vllm_triage.core.provenance import Provenance
@@ -60,6 +61,7 @@ def rows_of(frame: pl.DataFrame) -> list[Row]:
             cls=r["cls"],
             exc=bool(r["exc"]),
             tb=bool(r["tb"]),
+            service=r.get("service"),
         )
         for r in frame.iter_rows(named=True)
     ]
@@ -144,8 +146,22 @@ class TriageResult:
 
 
 def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
+    """The log's first error and phase; a log of several compose services is several servers'
+    logs: each is read alone and the one that failed is reported (as `choose` ranks them)."""
+    per_server = servers(rows_of(scan.frame))
+    if len(per_server) == 1:
+        return _analyse_rows(per_server[0][1], scan, compiled)
+    analyses = {name: _analyse_rows(rows, scan, compiled) for name, rows in per_server}
+    chosen = choose(list(analyses.values()))
+    assert chosen is not None  # several servers: several analyses
+    if chosen.first_error is not None:
+        service = next(name for name, analysis in analyses.items() if analysis is chosen)
+        chosen.phase_reason = f"{chosen.phase_reason} (compose service {service})"
+    return chosen
+
+
+def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     rules = compiled.ruleset.by_id()
-    rows = rows_of(scan.frame)
     index = StreamIndex(rows)
     milestones = milestones_reached(rows, rules)
     missing = first_missing(milestones, compiled.ruleset.milestone_order)

@@ -1,12 +1,13 @@
 """The one grammar of line prefixes: what transports and vLLM put in front of a log message.
 
 A line that reached us went through, from the inside out: vLLM's logger (`INFO 11-04 15:23:28
-[core.py:718] `, or uvicorn / torch c10d / glog / ISO-dated Python logging), torch's `[rankN]: `,
-vLLM's process prefix (`(EngineCore_DP0 pid=263) `, stacked when a child inherits a wrapped
-stdout), maybe a terminal-UI box (`│ … │`), then the transports: CRI (`<RFC 3339> stdout F `),
-`docker logs -t` / `kubectl --timestamps` (RFC 3339), `kubectl --prefix` (`[pod/name/container] `),
-compose (`service-1  | `), a log shipper's tag (`[vllm]: `), journald (`Sep 22 23:46:41 host
-unit[pid]: ` or `-o short-iso`), ANSI colour anywhere, and a JSON envelope around all of it.
+[core.py:718] `, or uvicorn / torch c10d / glog / ISO-dated or ` | `-separated Python logging),
+torch's `[rankN]: `, vLLM's process prefix (`(EngineCore_DP0 pid=263) `, stacked when a child
+inherits a wrapped stdout), maybe a terminal-UI box (`│ … │`), then the transports: CRI
+(`<RFC 3339> stdout F `), `docker logs -t` / `kubectl --timestamps` (RFC 3339), `kubectl --prefix`
+(`[pod/name/container] `), compose (`service-1  | `), a log shipper's tag (`[vllm]: `), journald
+(`Sep 22 23:46:41 host unit[pid]: ` or `-o short-iso`), ANSI colour anywhere, and a JSON envelope
+around all of it.
 
 The patterns below are written once and used twice: vectorised by `vllm_triage.logframe` (polars,
 Rust regex: no look-around, no back-references) and line by line by `split_line` (Python `re`) for
@@ -67,7 +68,7 @@ TRANSPORT = (
     # a launch script's own bracketed time before what it runs prints: `[2026-01-26 16:56:13]    `
     r"(?:\[(?P<bts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?)\]\s+)?"
     # docker compose: `vllm-openai-1  | `; podman-compose brackets the name: `[vllm]     | `
-    r"(?:\[?[A-Za-z0-9][\w.-]*\]?\s*\|(?:\s|$))?"
+    r"(?:\[?(?P<svc>[A-Za-z0-9][\w.-]*)\]?\s*\|(?:\s|$))?"
     r"(?:\[pod/[^\]\s]+\]\s)?"  # kubectl logs --prefix: `[pod/name/container] `
     r"(?P<ts>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)\s)?"  # docker -t, kubectl
     r"(?:(?P<cri>stdout|stderr) (?P<tagcri>[FP]) )?"  # CRI log files: stream and full/partial tag
@@ -113,9 +114,23 @@ C10D = (
 GLOG = (
     r"^(?P<sev>[IWEF])(?P<md>\d{4}) (?P<time>\d\d:\d\d:\d\d)(?:\.\d+)?\s+\d+ (?P<src>\S+:\d+)\] ?(?P<msg>.*)$"
 )
+# The location may follow a pid and be bracketed: `%(asctime)s %(levelname)s %(process)d
+# [%(filename)s:%(lineno)d] [- ]%(message)s` is a common dictConfig / basicConfig format (in many
+# projects' logging setups, and a --logging-config of V0 servers); the pid is skipped.
 ISO_LOGGER = (
     r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?(?:[\w.]+\s+-\s+)?"
-    rf"(?P<level>{LEVELS})\s+(?:-\s+)?(?:(?P<src>[\w./-]+:\d+)\s+(?:--\s+)?)?(?P<msg>.*)$"
+    rf"(?P<level>{LEVELS})\s+(?:-\s+)?"
+    r"(?:(?:\d+\s+)?\[?(?P<src>[\w./-]+:\d+)\]?(?:\s+|$)(?:-{1,2}\s+)?)?(?P<msg>.*)$"
+)
+# Python loggers that put ` | ` between their fields, the time first: FastChat's
+# `%(asctime)s | %(levelname)s | %(name)s | %(message)s` (its vllm_worker in front of V0 engines:
+# `2023-12-27 11:25:36 | ERROR | stderr | …`, vllm#2281; the same format string is common in
+# basicConfig setups) and loguru's default `{time} | {level: <8} | {name}:{function}:{line} - `.
+# Read before the transports: a log viewer's ` | ` after a time would otherwise take the stamp and
+# a compose service the level. Loguru's `module:function:line` is no file location: not a source.
+PIPE_LOGGER = (
+    r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? \| "
+    rf"(?P<level>{LEVELS}) *\| (?:[\w.<>-]+:[\w.<>-]+:\d+ - |[\w.-]+ \| )?(?P<msg>.*)$"
 )
 SEVERITY = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 RAY_REPEAT = r"\s*\[repeated \d+x across cluster\]\s*$"
@@ -164,6 +179,7 @@ _UVICORN_RE = _compiled(UVICORN)
 _C10D_RE = _compiled(C10D)
 _GLOG_RE = _compiled(GLOG)
 _ISO_RE = _compiled(ISO_LOGGER)
+_PIPE_RE = _compiled(PIPE_LOGGER)
 # RAY_REPEAT's leading `\s*` is tried at every whitespace run by `re.sub`, quadratic on a line of
 # spaces (a 160 KB line took seconds): the Python path anchors on the bracket and strips before it.
 _RAY_REPEAT_TAIL_RE = _compiled(r"\[repeated \d+x across cluster\]\s*$")
@@ -195,7 +211,8 @@ class Parts:
     rank: int | None = None
     pid: int | None = None
     source: str | None = None
-    logger: str | None = None  # which logger prefix was read: vllm, c10d, glog, iso, uvicorn
+    logger: str | None = None  # which logger prefix was read: vllm, c10d, glog, iso, pipe, uvicorn
+    service: str | None = None  # the compose service (container) in front of the line
 
 
 def split_line(line: str, json_lines: bool = False) -> Parts:
@@ -206,7 +223,7 @@ def split_line(line: str, json_lines: bool = False) -> Parts:
     if (json_lines and text.startswith("{")) or text.startswith('{"'):
         text, envelope = _unwrap_json(text)
     text = strip_ansi(text)
-    text, transport_ts = strip_transport(text)
+    text, transport_ts, service = _strip_transport(text)
     if transport_ts is None:
         transport_ts = _str_or_none(envelope.get("ts"))
     if _BOX_START_RE.match(text):
@@ -241,7 +258,7 @@ def split_line(line: str, json_lines: bool = False) -> Parts:
         source = source or _str_or_none(envelope.get("source"))
         if process is None and envelope.get("process") is not None:
             process, pid = _str_or_none(envelope.get("process")), _int_or_none(envelope.get("pid"))
-    return Parts(message, transport_ts, vllm_ts, level, process, rank, pid, source, logger)
+    return Parts(message, transport_ts, vllm_ts, level, process, rank, pid, source, logger, service)
 
 
 def strip_prefixes(line: str) -> str:
@@ -257,16 +274,24 @@ def source_file(parts: Parts) -> str | None:
 def strip_transport(text: str) -> tuple[str, str | None]:
     """(rest, transport time) of a line whose ANSI codes are off: container and journald prefixes
     removed, the vLLM process and logger prefixes left on."""
+    rest, ts, _ = _strip_transport(text)
+    return rest, ts
+
+
+def _strip_transport(text: str) -> tuple[str, str | None, str | None]:
+    """strip_transport's (rest, transport time) and the compose service the line came from."""
     grep = _GREP_LINE_RE.match(text)
     if grep is not None:
         text = grep.group("rest")
-    parts = _TRANSPORT_RE.match(text)
-    assert parts is not None  # every group is optional: the pattern matches any line
-    tag = parts.group("tag")
-    rest = parts.group("rest")
-    if tag is not None and re.match(RANK_TAG, tag):
-        rest = f"[{tag}]: {rest}"
-    ts = parts.group("ts").strip() if parts.group("ts") else (parts.group("vts") or parts.group("bts"))
+    rest, ts, service = text, None, None
+    if not _PIPE_RE.match(text):  # a ` | ` logger's own time and level are no transport
+        parts = _TRANSPORT_RE.match(text)
+        assert parts is not None  # every group is optional: the pattern matches any line
+        tag = parts.group("tag")
+        rest, service = parts.group("rest"), parts.group("svc")
+        if tag is not None and re.match(RANK_TAG, tag):
+            rest = f"[{tag}]: {rest}"
+        ts = parts.group("ts").strip() if parts.group("ts") else (parts.group("vts") or parts.group("bts"))
     if ts is None:
         local = _LOCAL_TS_RE.match(rest)
         if local:
@@ -277,8 +302,8 @@ def strip_transport(text: str) -> tuple[str, str | None]:
             rest = host_ident.group("rest")
     journald = _JOURNALD_RE.match(rest)
     if journald:
-        return journald.group("rest"), ts or journald.group("jts")
-    return rest, ts
+        return journald.group("rest"), ts or journald.group("jts"), service
+    return rest, ts, service
 
 
 _LOGGERS = (("vllm", _VLLM_RE), ("c10d", _C10D_RE), ("glog", _GLOG_RE), ("iso", _ISO_RE))
@@ -299,6 +324,10 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
             stamp = f"{groups['date']} {groups['time']}" if groups["date"] else None
         source = groups["src"] or groups.get("bsrc") or groups.get("lsrc")
         return name, level, stamp, source, _drop_ray_repeat(groups["msg"])
+    piped = _PIPE_RE.match(text)
+    if piped:
+        stamp = f"{piped.group('date')} {piped.group('time')}"
+        return "pipe", piped.group("level"), stamp, None, _drop_ray_repeat(piped.group("msg"))
     uvicorn = _UVICORN_RE.match(text)
     if uvicorn:
         return "uvicorn", uvicorn.group("level"), None, None, _drop_ray_repeat(uvicorn.group("msg"))
