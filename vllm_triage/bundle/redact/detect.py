@@ -298,15 +298,57 @@ def literal_finds(
 ) -> list[Find]:
     """Occurrences of values already known to be secret (or a site's name) anywhere in the text,
     not inside a longer word (`before`/`after`: characters that may not touch the value).
-    Plain substring search: a handful of known values, searched fast, never backtracking."""
+    Plain substring search: a handful of known values, searched fast, never backtracking. Many
+    values (a log that printed thousands of keys) are looked up position by position instead: one
+    `str.find` pass per value made that quadratic (12,000 lines of `--api-key K1 K2`, 2 MB,
+    48,000 values: 170 s of CPU for `redact`)."""
+    if not values:
+        return []
+    lengths = sorted({len(value) for value in values if value})
+    if len(values) > FIND_PASSES_PER_LENGTH * len(lengths):
+        return _indexed_finds(text, values, lengths, before, after, rule, category)
     finds: list[Find] = []
     for value, kind in values.items():
+        if not value:
+            continue
         at = text.find(value)
         while at >= 0:
             end = at + len(value)
             if (at == 0 or text[at - 1] not in before) and (end == len(text) or text[end] not in after):
                 finds.append(Find(at, end, rule, kind, 0, category))
             at = text.find(value, at + 1)
+    return finds
+
+
+# One `str.find` pass costs ~0.3 ns a character per value, a set lookup at each position ~0.35 µs
+# a character per distinct value length: past ~1,000 values a length, the lookups are cheaper.
+FIND_PASSES_PER_LENGTH = 1000
+
+
+def _indexed_finds(
+    text: str,
+    values: dict[str, str],
+    lengths: list[int],
+    before: frozenset[str],
+    after: frozenset[str],
+    rule: str,
+    category: str,
+) -> list[Find]:
+    """literal_finds' answer, the same occurrences (overlapping ones too), in one pass over the
+    text: at each position where some value may start, each value length is looked up."""
+    firsts = {value[0] for value in values if value}
+    size = len(text)
+    finds: list[Find] = []
+    for at, char in enumerate(text):
+        if char not in firsts or (at > 0 and text[at - 1] in before):
+            continue
+        for length in lengths:
+            end = at + length
+            if end > size:
+                break
+            kind = values.get(text[at:end])
+            if kind is not None and (end == size or text[end] not in after):
+                finds.append(Find(at, end, rule, kind, 0, category))
     return finds
 
 
