@@ -7,8 +7,9 @@
 
 Each attack is built by this script in a temporary folder (nothing is read from the corpus). Each
 run is capped like an attacker's victim would want it: address space 4 GiB (`ulimit -v`), 30 s wall.
-A row records the exit code, seconds, peak RSS, stderr line count and, for `redact` and `report`,
-whether a planted secret survives anywhere in the output (names, contents, compressed members).
+A row records the exit code, seconds, peak RSS, stderr line count and whether a planted secret
+survives anywhere in what the command printed or wrote (stdout, stderr, files: names, contents,
+compressed members, Parquet columns; `collect` copies its input as found, so only its stdout).
 A row passes when it exits 0 or 4 (1 for a refused leak or a failed check, 2 for usage), within
 `--max-seconds`, under 1 GiB, with at most one stderr line and no secret out. The exit status is 1
 when any row fails. Runs as root cannot test permission denials (root reads everything): those
@@ -72,6 +73,33 @@ SECRETS = {
     "file-name": _fake("hf_", "f1l3n4m3q8rt2", 34),
 }
 B64_TOKEN = base64.b64encode(f"HF_TOKEN={SECRETS['hf']}".encode()).decode()
+# The launch and credential shapes the readers learned since (systemd, Helm, Ray Serve, sbatch,
+# compose, `sh -c`, wrappers, JSON logging, URLs, headers, cloud and login tokens, key files).
+LAUNCH_SECRETS = {
+    name: _fake("", seed, 22)
+    for name, seed in (
+        ("systemd-quoted", "sy5qt7dq2lm9x"),
+        ("systemd-exec", "sy3ex8ec4kp1w"),
+        ("helm-extra", "he7lm2ex9tr4a"),
+        ("helm-env", "he4nv8ir1zq6b"),
+        ("ray-env", "ra7ye9nv2kd5c"),
+        ("ray-setdefault", "ra2sd6fl8qw3d"),
+        ("sbatch-export", "sb4ex7pt1zl9e"),
+        ("compose-folded", "co6fd3ld8vk2f"),
+        ("compose-env", "co9ev2nm5qx7g"),
+        ("k8s-escaped", "k8es3cq7pd1h"),
+        ("k8s-block", "k8bl6ck2zr9i"),
+        ("json-log", "js8lg4og1mq5j"),
+        ("api-key-second", "ap2ks7ec9nd4k"),
+        ("url-signature", "ur5sg8ig3nt6l"),
+        ("bearer", "be7ar2er9tk4m"),
+        ("ngrok", "ng3rk6ok9au2n"),
+        ("kubeconfig-token", "ku4bc7fg1tk8o"),
+    )
+}
+LAUNCH_SECRETS["hf-helm"] = _fake("hf_", "hl9mv2al5us8q", 34)
+LAUNCH_SECRETS["npm"] = _fake("npm_", "np4mt7ok2en9r", 36)
+LAUNCH_SECRETS["pgp-body"] = _fake("", "pg7pk3ey9bl2s", 64)
 
 
 @dataclass
@@ -254,6 +282,92 @@ def a_secrets(d: Path, big: bool) -> dict:
     return {"input": _write_all(d / "b", files), "secrets": True}
 
 
+def a_launch_secrets(d: Path, big: bool) -> dict:
+    """The launch and credential shapes read since the last matrix, each with a planted secret."""
+    s = LAUNCH_SECRETS
+    files: dict[str, bytes | str] = {
+        "vllm.service": (
+            f"[Service]\nEnvironment='OPENAI_API_KEY={s['systemd-quoted']}'\n"
+            f"ExecStart=/usr/bin/vllm serve Qwen/Qwen3-8B --api-key {s['systemd-exec']} \\\n    --port 8000\n"
+        ),
+        "helm/values.yaml": (
+            "servingEngineSpec:\n  modelSpec:\n  - name: llama\n    modelURL: Qwen/Qwen3-8B\n"
+            f"    hf_token: {s['hf-helm']}\n"
+            f'    env:\n      - name: VLLM_API_KEY\n        value: "{s["helm-env"]}"\n'
+            f'    vllmConfig:\n      extraArgs: ["--api-key", "{s["helm-extra"]}"]\n'
+        ),
+        "ray/serve_llm.py": (
+            "from ray.serve.llm import LLMConfig\n"
+            f'os.environ.setdefault("OPENAI_API_KEY", "{s["ray-setdefault"]}")\n'
+            "llm_config = LLMConfig(model_loading_config=dict(model_id='q', model_source='Qwen/Qwen3-8B'),\n"
+            f'    runtime_env={{"env_vars": {{"VLLM_API_KEY": "{s["ray-env"]}"}}}})\n'
+        ),
+        "job.sbatch": (
+            f'#!/bin/bash\n#SBATCH -N 1\nexport VLLM_API_KEY="{s["sbatch-export"]}"\nsrun vllm serve m\n'
+        ),
+        "docker-compose.yml": (
+            "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.1\n"
+            f"    command: >\n      --model Qwen/Qwen3-8B\n      --api-key\n      {s['compose-folded']}\n"
+            f"    environment:\n      VLLM_API_KEY: {s['compose-env']}\n"
+        ),
+        "pod.json": json.dumps(
+            {
+                "spec": {
+                    "containers": [{"command": ["sh", "-c", f'vllm serve m --api-key "{s["k8s-escaped"]}"']}]
+                }
+            }
+        ),
+        "deploy.yaml": (
+            "spec:\n  containers:\n  - name: v\n    command:\n    - sh\n    - -c\n    - |\n"
+            f"      vllm serve m --api-key \\\n        {s['k8s-block']} \\\n        --port 8000\n"
+        ),
+        "logs/json.log": json.dumps(
+            {"message": f'non-default args: {{"api_key": ["{s["json-log"]}"]}}', "level": "INFO"}
+        )
+        + "\n",
+        "command.txt": (
+            f"vllm serve Qwen/Qwen3-8B --api-key {s['json-log']} {s['api-key-second']} --port 8000\n"
+        ),
+        "requests/curl.txt": (
+            f"curl -H 'Authorization: Bearer {s['bearer']}' http://10.0.0.3:8000/v1/models\n"
+            f"wget 'https://b.s3.amazonaws.com/w?X-Amz-Signature={s['url-signature']}'\n"
+        ),
+        "tokens.txt": f"ngrok config add-authtoken {s['ngrok']}\nnpm: {s['npm']}\n",
+        "kube/config": f"users:\n- name: a\n  user:\n    token: {s['kubeconfig-token']}\n",
+        "keys/pgp.asc": (
+            f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{s['pgp-body']}\n-----END PGP PRIVATE KEY BLOCK-----\n"
+        ),
+        "vllm.log": LOG,
+    }
+    return {"input": _write_all(d / "b", files), "planted": list(s.values())}
+
+
+def a_launch_hostile(d: Path, big: bool) -> dict:
+    """The new readers fed what breaks parsers: Python that makes ast.parse warn and nests
+    deep, a systemd line of a million assignments, YAML aliases in Helm values, a quote never
+    closed in an sbatch script, a `sh -c` string of whitespace."""
+    n = 10 if big else 1
+    files: dict[str, bytes | str] = {
+        "serve_llm.py": (
+            'from ray.serve.llm import LLMConfig\nx = "\\d"\ny = 1 is 1\n'
+            "deep = " + "1" + "+1" * (20_000 * n) + "\n"
+            "llm_config = LLMConfig(model_loading_config=dict(model_id='q', model_source='Qwen/Qwen3-8B'))\n"
+        ),
+        "vllm.service": "[Service]\nEnvironment=" + "A=1 " * (50_000 * n) + "\nExecStart=vllm serve m\n",
+        "values.yaml": "servingEngineSpec:\n  a: &a [x,x,x,x,x,x,x,x,x]\n"
+        + "".join(f"  b{i}: &b{i} [" + ",".join([f"*b{i - 1}" if i else "*a"] * 9) + "]\n" for i in range(9))
+        + "  modelSpec:\n  - name: m\n    modelURL: q\n    env: *b8\n",
+        "job.sbatch": '#!/bin/bash\n#SBATCH -N 1\nexport HF_TOKEN="'
+        + "c" * (100_000 * n)
+        + "\nsrun vllm serve m\n",
+        "pod.yaml": 'spec:\n  containers:\n  - command: ["sh", "-c", "'
+        + " " * (100_000 * n)
+        + 'vllm serve m"]\n',
+        "vllm.log": LOG,
+    }
+    return {"input": _write_all(d / "b", files)}
+
+
 def _write_all(root: Path, files: dict[str, bytes | str]) -> Path:
     for name, data in files.items():
         _write(root / name, data)
@@ -292,6 +406,8 @@ ATTACKS = [
     Attack("rule-toml-error", a_rule_toml_error),
     Attack("rule-huge", a_rule_huge),
     Attack("secret-shapes", a_secrets),
+    Attack("launch-secret-shapes", a_launch_secrets),
+    Attack("launch-hostile", a_launch_hostile),
     Attack("out-symlink", a_out_symlink),
     Attack("binary-member", a_binary_member),
 ]
@@ -394,6 +510,7 @@ def _run(cmd: list[str], argv: list[str], stdin: str | None, cwd: Path, timeout:
         rss_kib, cpu = 0, seconds
     stderr = done.stderr.decode("utf-8", "replace")
     stderr = "\n".join(s for s in stderr.splitlines() if "Command exited with non-zero status" not in s)
+    (cwd / "stdout.out").write_bytes(done.stdout + b"\n" + done.stderr)
     return code, seconds, cpu, rss_kib / 1024, len([s for s in stderr.splitlines() if s.strip()]), stderr
 
 
@@ -406,6 +523,10 @@ def _bytes_under(root: Path) -> bytes:
             parts.append(data)
             if data[:2] == b"\x1f\x8b":
                 parts.append(gzip.decompress(data))
+            if data[:4] == b"PAR1":
+                import pyarrow.parquet as pq
+
+                parts.append(json.dumps(pq.read_table(path).to_pylist(), default=str).encode())
             if data[:4] == b"PK\x03\x04":
                 with zipfile.ZipFile(io.BytesIO(data)) as archive:
                     parts += [archive.read(n) + n.encode() for n in archive.namelist()]
@@ -413,15 +534,19 @@ def _bytes_under(root: Path) -> bytes:
 
 
 def _secret_out(spec: dict, command: str, work: Path) -> bool | None:
-    if command != "redact" and not command.startswith("report-"):
+    if spec.get("secrets"):
+        planted = list(SECRETS.values()) + [B64_TOKEN]
+    elif "secret" in spec:
+        planted = [spec["secret"]]
+    else:
+        planted = spec.get("planted", [])
+    if not planted:
         return None
-    if not spec.get("secrets") and "secret" not in spec:
-        return None
-    planted = list(SECRETS.values()) + [B64_TOKEN] if spec.get("secrets") else [spec["secret"]]
-    target = work / ("out" if command == "redact" else "report.out")
-    if not target.exists():
-        return False
-    data = _bytes_under(target)
+    # Everything under the run's folder: stdout/stderr, --out, -o, the fleet; not collect's bundle,
+    # which holds its input as found by design (its stdout still must not).
+    data = b"\n".join(
+        _bytes_under(p) for p in sorted(work.iterdir()) if not (command == "collect" and p.name == "out")
+    )
     return any(secret.encode() in data for secret in planted)
 
 

@@ -231,7 +231,7 @@ def test_every_field_is_redacted(huge: Path, small: Path) -> None:
 def test_leak_scan_refuses_a_field_left_unredacted(small: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from vllm_triage.bundle.report import redact as report_redact
 
-    monkeypatch.setattr(report_redact, "_walk", lambda value, redactor, path: value)
+    monkeypatch.setattr(report_redact.PayloadRedactor, "redact", lambda self, payload: payload)
     result = CliRunner().invoke(cli, ["report", "--field", "bug", str(small)])
     assert result.exit_code == 1
     assert result.stdout == ""

@@ -198,7 +198,7 @@ def test_leak_scan_refuses_a_report_left_unredacted(
     """A redaction that misses a secret on purpose: the leak scan fails the report, nothing is written."""
     from vllm_triage.bundle.report import redact as report_redact
 
-    monkeypatch.setattr(report_redact, "_walk", lambda value, redactor, path: value)
+    monkeypatch.setattr(report_redact.PayloadRedactor, "redact", lambda self, payload: payload)
     target = tmp_path / "report.md"
     result = CliRunner().invoke(cli, ["report", "-o", str(target), str(bundles["one"])])
     assert result.exit_code == 1

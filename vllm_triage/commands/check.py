@@ -40,7 +40,9 @@ def command(bundles: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> N
     from vllm_triage.commands.output import emit_json, run_action, use_colour
 
     result = run_action(lambda: check_paths(list(bundles), list(rule_dirs), sys.stdin.buffer))
-    data = result.to_json()
+    from vllm_triage.bundle.redact.payload import redact_payload
+
+    data = redact_payload(result.to_json())  # issue 11: a secret never reaches an output
     if fmt == "json":
         emit_json(data)
     else:

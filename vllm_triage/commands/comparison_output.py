@@ -23,7 +23,9 @@ def emit_comparison(
     key: str,
     text_renderer: Callable[..., str],
 ) -> None:
-    data = result.to_json()
+    from vllm_triage.bundle.redact.payload import redact_payload
+
+    data = redact_payload(result.to_json())  # issue 11: a secret never reaches an output
     if fmt == "json":
         emit_json(data)
     elif fmt == "md":

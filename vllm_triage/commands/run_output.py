@@ -93,9 +93,12 @@ def run_triage(
     from vllm_triage.pipeline import gather, triage_sources
 
     def analyse(run: Run) -> dict[str, Any]:
+        from vllm_triage.bundle.redact.payload import redact_payload
+
         sources = gather(run.paths, stdin)
         result = triage_sources(sources, rule_dirs)
-        return result.to_json(_requests_of(sources, result))
+        # Redacted before it is printed in any format (issue 11: a secret never reaches an output).
+        return redact_payload(result.to_json(_requests_of(sources, result)))
 
     def render(data: dict[str, Any]) -> str:
         if fmt == "md":
@@ -124,15 +127,20 @@ def run_fingerprint(paths: list[str], fmt: str, rule_dirs: list[str], width: int
     found_of: dict[int, Any] = {}
 
     def analyse(run: Run) -> dict[str, Any]:
+        from vllm_triage.bundle.redact.payload import redact_payload
+
         found = fingerprint_paths(run.paths, rule_dirs, stdin)
-        data = found.to_json()
-        found_of[id(data)] = found
+        # The text also lists the inputs and notes (a file's name may hold a secret): one payload,
+        # so one secret has one placeholder in all three.
+        clean: dict[str, Any] = redact_payload(
+            {"data": found.to_json(), "inputs": found.inputs, "notes": found.notes}
+        )
+        data: dict[str, Any] = clean["data"]
+        found_of[id(data)] = (clean["inputs"], clean["notes"])
         return data
 
     def render(data: dict[str, Any]) -> str:
-        found = found_of[id(data)]
-        return render_fingerprint_text(
-            data, found.inputs, found.shown_notes(), colour=use_colour(), width=width
-        )
+        inputs, notes = found_of[id(data)]
+        return render_fingerprint_text(data, inputs, notes, colour=use_colour(), width=width)
 
     return _each_run(split_runs(paths), analyse, render, fmt)

@@ -87,6 +87,7 @@ def command(
     Query the result with polars/DuckDB/Spark (`OUT_DIR/runs/*.parquet`) or `vllm-triage fleet OUT_DIR`.
     """
 
+    from vllm_triage.bundle.redact.payload import redact_rows
     from vllm_triage.commands.output import run_action
     from vllm_triage.fleet.scan import scan
 
@@ -102,6 +103,7 @@ def command(
                 progress=bar.advance,
                 on_total=bar.start,
                 engine=engine,
+                redact=redact_rows,
             )
         )
     finally:

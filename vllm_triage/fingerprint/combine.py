@@ -24,6 +24,7 @@ from vllm_triage.ingest.decode import SNIFF_BYTES, check_text, decode_all
 from vllm_triage.ingest.manifest import read_manifest
 from vllm_triage.ingest.sources import Source
 from vllm_triage.parsers.base import ParseResult
+from vllm_triage.parsers.env_file import is_secret_name
 from vllm_triage.parsers.registry import REGISTRY
 from vllm_triage.parsers.roles import scope_hint
 
@@ -290,7 +291,9 @@ def _merge(fingerprint: Fingerprint, readings: list[tuple[str, ParseResult]]) ->
         others = [c for c in candidates[1:] if _differs(name, winner.sourced.value, c.sourced.value)]
         sourced = winner.sourced
         if others:
-            also = "; ".join(f"{_short(o.sourced.value)} in {o.sourced.source} ({o.role})" for o in others)
+            also = "; ".join(
+                f"{_shown(name, o.sourced.value)} in {o.sourced.source} ({o.role})" for o in others
+            )
             note = f"{sourced.note}; also {also}" if sourced.note else f"also {also}"
             sourced = Sourced(sourced.value, sourced.source, note)
             for other in others:
@@ -324,12 +327,20 @@ def _short(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _shown(name: str, value: Any, limit: int = 80) -> str:
+    """A value as a message or a note quotes it. A secret-named knob's never is (issue 11): the
+    message is cut to a length, and a secret cut in half is out of every redaction's reach."""
+    if is_secret_name(name.rsplit(".", 1)[-1]):
+        return "<redacted>"
+    return _short(value, limit)
+
+
 def _conflict(name: str, winner: Candidate, other: Candidate) -> Finding:
     return Finding(
         "value-conflict",
         "info",
-        f"{name}: {_short(winner.sourced.value)} ({winner.role}, {winner.sourced.source}) but "
-        f"{_short(other.sourced.value)} ({other.role}, {other.sourced.source}); the {winner.role} "
+        f"{name}: {_shown(name, winner.sourced.value)} ({winner.role}, {winner.sourced.source}) but "
+        f"{_shown(name, other.sourced.value)} ({other.role}, {other.sourced.source}); the {winner.role} "
         f"value is used",
         [winner.sourced.source, other.sourced.source],
         "Check that these artefacts come from the same run; collect them together (one bundle per trial).",
@@ -338,7 +349,10 @@ def _conflict(name: str, winner: Candidate, other: Candidate) -> Finding:
 
 def _args_differ(rows: list[tuple[str, Candidate, Candidate]]) -> Finding:
     parts = [
-        f"{name[4:]}: log {_short(winner.sourced.value, 40)} vs {other.role.replace('_', ' ')} "
+        # A secret's pair reads `api_key: <redacted> …`: `api_key: log …` would read as the key's value.
+        f"{name[4:]}: <redacted> in the log vs <redacted> in the {other.role.replace('_', ' ')}"
+        if _shown(name, None) == "<redacted>"
+        else f"{name[4:]}: log {_short(winner.sourced.value, 40)} vs {other.role.replace('_', ' ')} "
         f"{_short(other.sourced.value, 40)}"
         for name, winner, other in rows
     ]

@@ -7,7 +7,6 @@ from typing import Any
 
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Provenance, Sourced
-from vllm_triage.fingerprint.secrets import conceal_entry, conceal_json, conceal_text, secret_values
 
 SCHEMA = "vllm-triage.fingerprint/1"
 
@@ -57,29 +56,12 @@ class Fingerprint:
         if name not in self.facts and name not in self.knobs:
             self.facts[name] = Sourced(value, source, note)
 
-    def secrets(self) -> set[str]:
-        """The credentials read (every value any source gave a secret name), to keep out of output."""
-        named = [(name, c.sourced.value) for name, cands in self.candidates.items() for c in cands]
-        named += [(name, s.value) for values in (self.knobs, self.facts) for name, s in values.items()]
-        return secret_values(named)
-
-    def shown_notes(self) -> list[str]:
-        """The notes as they may be printed: no credential in them."""
-        secrets = self.secrets()
-        return [conceal_text(note, secrets) for note in self.notes]
-
     def to_json(self) -> dict[str, Any]:
-        """The printed form: a credential's value is concealed (fingerprint/secrets.py)."""
-        secrets = self.secrets()
+        """The values as read, secrets included: every command redacts what it prints at its output
+        boundary (bundle/redact/payload.py), so one secret gets one placeholder in all it prints."""
         return {
             "schema": SCHEMA,
-            "knobs": {
-                name: conceal_entry(name, value.to_json(), secrets)
-                for name, value in sorted(self.knobs.items())
-            },
-            "facts": {
-                name: conceal_entry(name, value.to_json(), secrets)
-                for name, value in sorted(self.facts.items())
-            },
-            "findings": [conceal_json(finding.to_json(), secrets) for finding in self.findings],
+            "knobs": {name: value.to_json() for name, value in sorted(self.knobs.items())},
+            "facts": {name: value.to_json() for name, value in sorted(self.facts.items())},
+            "findings": [finding.to_json() for finding in self.findings],
         }

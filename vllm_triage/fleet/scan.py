@@ -78,10 +78,13 @@ def scan(
     on_total: Callable[[int], None] | None = None,
     batch_runs: int = BATCH_RUNS,
     engine: str = "local",
+    redact: Callable[[BundleRows], BundleRows] | None = None,
 ) -> ScanStats:
     """Scan `paths` into `out_dir`. `on_total(n)` is told how many bundles need work (for a
     progress bar) before `progress(k)` calls start. `engine` is "local" or "spark" (`jobs` is then
-    the local[N] parallelism, unless spark-submit or an active session says where to run)."""
+    the local[N] parallelism, unless spark-submit or an active session says where to run).
+    `redact(rows)`: what each bundle's rows become before they are written (the command passes the
+    bundle redaction's; this layer does not import it)."""
     started = time.perf_counter()
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, not {engine!r}")
@@ -111,7 +114,7 @@ def scan(
             with spark_engine.SparkEngine(jobs) as runner:
                 to_analyse = _new_content(changed, keys, manifest, force, stats, runner, progress)
                 tasks = _tasks(to_analyse, rule_dirs, stats.scan_id, scanned_at)
-                for outcomes, files in runner.analyse(tasks, out, batch_runs):
+                for outcomes, files in runner.analyse(tasks, out, batch_runs, redact):
                     for path, run_id, status in outcomes:
                         book.record(path, run_id, status)
                     book.checkpoint(files)
@@ -122,7 +125,7 @@ def scan(
             with _executor(jobs, len(changed), rule_dirs, compiled) as pool:
                 to_analyse = _new_content(changed, keys, manifest, force, stats, pool, progress)
                 tasks = _tasks(to_analyse, rule_dirs, stats.scan_id, scanned_at)
-                _analyse(tasks, book, pool, progress, batch_runs)
+                _analyse(tasks, book, pool, progress, batch_runs, redact)
         stats.seconds = round(time.perf_counter() - started, 3)
         manifest["scans"].append(
             {
@@ -241,10 +244,18 @@ def write_rows(out: Path, scan_id: str, part: int, results: list[BundleRows]) ->
     return names
 
 
-def _analyse(tasks: list[Task], book: _Book, pool: Any, progress: Progress | None, batch_runs: int) -> None:
+def _analyse(
+    tasks: list[Task],
+    book: _Book,
+    pool: Any,
+    progress: Progress | None,
+    batch_runs: int,
+    redact: Callable[[BundleRows], BundleRows] | None = None,
+) -> None:
     batch: list[BundleRows] = []
     part = 0
-    for task, rows in zip(tasks, _map(pool, _rows_one, tasks), strict=True):
+    for task, analysed in zip(tasks, _map(pool, _rows_one, tasks), strict=True):
+        rows = redact(analysed) if redact else analysed
         book.record(task[0].path, rows.run["run_id"], rows.run["status"])
         batch.append(rows)
         if progress:

@@ -108,9 +108,16 @@ class SparkEngine:
         results: list[Any] = context.parallelize(items, slices).map(fn).collect()
         return results
 
-    def analyse(self, tasks: list[tuple], out: Path, batch_runs: int) -> Iterator[tuple[list, list[str]]]:
+    def analyse(
+        self,
+        tasks: list[tuple],
+        out: Path,
+        batch_runs: int,
+        redact: Callable[[BundleRows], BundleRows] | None = None,
+    ) -> Iterator[tuple[list, list[str]]]:
         """Per partition: ([(path, run id, status)…], part files written). Each partition holds at
-        most `batch_runs` bundles, the local scan's batch bound."""
+        most `batch_runs` bundles, the local scan's batch bound. `redact`: as scan.scan's, applied
+        on the executor before the rows are written (it must pickle: a module-level function)."""
         if not tasks:
             return iter(())
         context = self._context()
@@ -119,7 +126,7 @@ class SparkEngine:
             min(len(tasks), PARTITIONS_PER_CORE * context.defaultParallelism),
         )
         scan_id = tasks[0][3]
-        write = partial(_partition, out=str(out), scan_id=scan_id)
+        write = partial(_partition, out=str(out), scan_id=scan_id, redact=redact)
         return iter(context.parallelize(tasks, slices).mapPartitionsWithIndex(write).collect())
 
 
@@ -171,7 +178,11 @@ def _session(jobs: int) -> tuple[Any, bool]:
 
 
 def _partition(
-    index: int, tasks: Iterable[tuple], out: str, scan_id: str
+    index: int,
+    tasks: Iterable[tuple],
+    out: str,
+    scan_id: str,
+    redact: Callable[[BundleRows], BundleRows] | None = None,
 ) -> Iterator[tuple[list, list[str]]]:
     """On an executor: analyse this partition's bundles and write its part files. The rules are
     compiled once per partition, as a pool worker compiles them once per process."""
@@ -187,16 +198,15 @@ def _partition(
     for ref, rule_dirs, run_id, _scan, scanned_at in tasks:
         if rule_dirs not in compiled:
             compiled[rule_dirs] = load_rules(list(rule_dirs))
-        results.append(
-            bundle_rows(
-                ref,
-                rule_dirs,
-                run_id=run_id,
-                scan_id=scan_id,
-                scanned_at=scanned_at,
-                compiled=compiled[rule_dirs],
-            )
+        rows = bundle_rows(
+            ref,
+            rule_dirs,
+            run_id=run_id,
+            scan_id=scan_id,
+            scanned_at=scanned_at,
+            compiled=compiled[rule_dirs],
         )
+        results.append(redact(rows) if redact else rows)
     files = write_rows(Path(out), scan_id, index, results)
     yield (
         [(task[0].path, r.run["run_id"], r.run["status"]) for task, r in zip(tasks, results, strict=True)],

@@ -16,6 +16,7 @@ accepts any unique prefix of a long option (`--max-model 4096`).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -201,7 +202,14 @@ def resolve_flag(option: str) -> FlagMatch | list[str] | None:
         return table[name]
     if not name.startswith("--") or len(name) < 3:
         return None
-    candidates = sorted(s for s in table if s.startswith("--") and s.startswith(name))
+    # The long options that start with `name` are one run of the sorted list: found by bisection,
+    # not by a pass over every option (a unit of 200,000 unknown flags read each in ~1 ms).
+    ordered = _long_options()
+    at = bisect.bisect_left(ordered, name)
+    candidates = []
+    while at < len(ordered) and ordered[at].startswith(name):
+        candidates.append(ordered[at])
+        at += 1
     if len(candidates) == 1:
         match = table[candidates[0]]
         return FlagMatch(match.spec, match.negated, abbreviated=True)
@@ -224,10 +232,16 @@ def canonical_flag(name: str) -> str | None:
 
 
 @lru_cache(maxsize=1)
+def _long_options() -> list[str]:
+    return sorted(s for s in _option_strings() if s.startswith("--"))
+
+
+@lru_cache(maxsize=1)
 def _suggestion_pool() -> list[str]:
     return sorted(_option_strings())
 
 
+@lru_cache(maxsize=4096)
 def suggest_flag(name: str) -> str | None:
     """The known option closest to a mistyped one ("did you mean"), or None if nothing is close."""
     base = normalise_spelling(name.split("=", 1)[0].split(".", 1)[0])

@@ -113,6 +113,7 @@ class Redactor:
         self._sweep_secrets: dict[str, str] = {}
         self._sweep_hosts: dict[str, str] = {}
         self._literals: list[str] = []
+        self._whole: dict[str, str] = {}  # declared values → placeholder, replaced when a text is one
         # Where in a block the rules can match at all (prefilter.py): built once per rule set.
         self.prefilter = prefilter.Prefilter(prefilter.triggers_of(self._secret_rules, self._mask_rules))
         self.max_recorded = max_recorded
@@ -129,8 +130,24 @@ class Redactor:
         for find in self._finds(text, sweep=False):
             self._placeholder(text[find.start : find.end], find)
 
+    def declare(self, value: str, kind: str) -> str:
+        """A value known to be secret from where it stands (a payload's secret-named field, whose
+        string holds the value alone): its placeholder. It is replaced where a text is nothing
+        else, and, when long enough to be no ordinary word, wherever it stands (like any secret)."""
+        placeholder = self._placeholder(value, Find(0, len(value), "secret-field", kind, 0, "secret"))
+        self._whole[value] = placeholder
+        return placeholder
+
+    def kind_of_value(self, value: str) -> str | None:
+        """The kind a value's shape gives it (hf_… → hf-token), if any."""
+        return self._classifier.kind_of(value)
+
     def redact(self, text: str, file: str = "", first_line: int = 1) -> str:
         """Pass 2: the text with every find replaced; each replacement is recorded."""
+        whole = self._whole.get(text) if self._whole else None
+        if whole is not None:
+            self._record(Redaction("secret", self._kind_of[whole], "secret-field", file, first_line, whole))
+            return whole
         finds = self._finds(text, sweep=True)
         if not finds:
             return text

@@ -39,6 +39,7 @@ _SECRET_KEYS = {
     "description",
     "must_match",
     "must_not_match",
+    "continuation",
 }
 _MASK_KEYS = {
     "id",
@@ -80,10 +81,17 @@ class SecretRule:
     description: str = ""
     must_match: list[str] = field(default_factory=list)
     must_not_match: list[str] = field(default_factory=list)
+    # Matched where an accepted match ends, again and again: each match is one more value of the
+    # same secret-named thing (the next element of a list, the next key after `--api-key K1`).
+    continuation: str = ""
     compiled: regex.Pattern = field(init=False, repr=False)
+    continuation_compiled: regex.Pattern | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.compiled = regex.compile(self.pattern, REGEX_FLAGS)
+        self.continuation_compiled = (
+            regex.compile(self.continuation, REGEX_FLAGS) if self.continuation else None
+        )
 
 
 @dataclass
@@ -252,6 +260,9 @@ def _secret_from_table(table: dict, file: str) -> SecretRule:
         raise _fail(file, rule_id, 'kind = "auto" needs gate = "name"')
     if not table.get("must_match"):
         raise _fail(file, rule_id, "needs at least one example in 'must_match'")
+    continuation = table.get("continuation", "")
+    if continuation:
+        _compiled_or_fail(continuation, file, f"{rule_id} (continuation)")
     return SecretRule(
         id=rule_id,
         kind=kind,
@@ -267,6 +278,7 @@ def _secret_from_table(table: dict, file: str) -> SecretRule:
         description=str(table.get("description", "")),
         must_match=_strings(table, "must_match", file, rule_id),
         must_not_match=_strings(table, "must_not_match", file, rule_id),
+        continuation=str(continuation),
     )
 
 

@@ -36,6 +36,8 @@ def check(rules: RedactRules) -> list[str]:
             if detect.secret_finds(detect.Scope(example), rules, [rule], classifier, HOSTILE_TIMEOUT_S):
                 problems.append(f"{where}: must_not_match example is redacted: {example!r}")
         problems.extend(_hostile(where, rule.compiled))
+        if rule.continuation_compiled is not None:
+            problems.extend(_hostile(f"{where} (continuation)", rule.continuation_compiled))
     for mask in rules.masks:
         where = f"{mask.file}: mask {mask.id}"
         for example in mask.must_match:

@@ -10,11 +10,13 @@ also replaced where it stands bare in a command or an error line, with the same 
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 from html.parser import HTMLParser
 from typing import Any
 
 from vllm_triage.bundle.redact.leakscan import Leak, LeakScanner
+from vllm_triage.bundle.redact.payload import PayloadRedactor
 from vllm_triage.bundle.redact.redactor import Redactor
 from vllm_triage.bundle.trials import Trial
 from vllm_triage.core.errors import ExitCode, TriageError
@@ -44,21 +46,13 @@ def _learn(redactor: Redactor, trials: list[Trial]) -> None:
                 redactor.learn_text(text)
 
 
-def _walk(value: Any, redactor: Redactor, path: str) -> Any:
-    if isinstance(value, str):
-        return redactor.redact(value, file=path)
-    if isinstance(value, list):
-        return [_walk(v, redactor, f"{path}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, dict):
-        return {k: _walk(v, redactor, f"{path}.{k}" if path else k) for k, v in value.items()}
-    return value
-
-
 def redact_report(report: dict[str, Any], trials: list[Trial]) -> tuple[dict[str, Any], Redactor]:
     """The report with every string redacted, and the redactor (for the summary and the leak scan)."""
     redactor = Redactor()
     _learn(redactor, trials)
-    clean = _walk({k: v for k, v in report.items() if k != "redaction"}, redactor, "")
+    # The one redaction of every command's output (payload.py): a knob's value is a secret by its
+    # name there as in `fingerprint`, and the same rules and placeholders apply.
+    clean = PayloadRedactor(redactor).redact({k: v for k, v in report.items() if k != "redaction"})
     kinds: Counter[str] = Counter()
     for (_file, category, kind), count in redactor.counts.items():
         if category == "secret":
@@ -184,7 +178,9 @@ def leak_scan(report: dict[str, Any], text: str, fmt: str, redactor: Redactor) -
     if fmt == "html":
         leaks += scanner.scan_text(html_text(text), "report.html")
     elif fmt == "md":
-        leaks += scanner.scan_text(text, "report.md")
+        # As GitHub shows it: the Markdown escapes `<` in prose (`&lt;redacted&gt;`), which read
+        # raw is a value (`api_key: &lt;redacted&gt;` → `&lt`). The raw strings were scanned above.
+        leaks += scanner.scan_text(html.unescape(text), "report.md")
     return leaks
 
 

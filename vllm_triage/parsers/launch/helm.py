@@ -135,7 +135,7 @@ def _production_stack(
 def _hf_token(launch: Launch, doc: YamlDoc, path: Path, token: Any) -> None:
     """The chart gives the container HF_TOKEN from a Secret: one it writes from a string
     `hf_token`, or the `secretName`/`secretKey` one named. Either way the server has the variable;
-    a written token is a credential (the fingerprint conceals it), a reference is a placeholder."""
+    a written token is a credential (redacted where it is printed), a reference is a placeholder."""
     if not token or "HF_TOKEN" in launch.env:
         return
     line = doc.line((*path, "hf_token"))

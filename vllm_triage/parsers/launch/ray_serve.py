@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -35,6 +36,12 @@ from vllm_triage.parsers.launch.yaml_doc import YamlDoc, load_yaml, yaml_scalar
 
 PYTHON_LLM_CONFIG = re.compile(r"\bLLMConfig\s*\(")
 YAML_LLM_CONFIG = re.compile(r"^[ \t]*(?:-\s+)?(?:llm_configs|model_loading_config):", re.M)
+# A launch script holds a handful of LLMConfig calls in a few KB. Past these bounds the rest is
+# data (or an attack, issue 11): a 2.5 MB script of 50,000 calls took over 30 s to parse, walk and
+# evaluate whole, and reading unterminated calls one by one was quadratic.
+MAX_PYTHON_CHARS = 256 * 1024  # parsed as a whole up to this; above, each call alone
+MAX_CALLS = 64
+MAX_CALL_CHARS = 16 * 1024  # an LLMConfig(...) call is a few hundred bytes
 
 
 @dataclass
@@ -262,15 +269,21 @@ def _python_configs(text: str, ctx: Context) -> list[_Config]:
     """Every `LLMConfig(...)` call, its arguments evaluated as literals (constants defined at the
     top of the module are looked up; anything computed is left out and noted)."""
     try:
-        tree: ast.AST = ast.parse(text)
+        if len(text) > MAX_PYTHON_CHARS:
+            raise OverflowError(f"over {MAX_PYTHON_CHARS // 1024} KB")
+        tree: ast.AST = _parse(text)
         constants = _constants(tree)
         calls = [node for node in ast.walk(tree) if _is_llm_config(node)]
-    except (SyntaxError, ValueError, RecursionError):
-        # A fragment (an issue paste, a notebook cell cut short): parse each call on its own.
-        ctx.notes.append("the Python does not parse as a whole; each LLMConfig(...) call read alone")
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        # A fragment (an issue paste, a notebook cell cut short), or more than a script: each call
+        # is parsed on its own.
+        why = f"is {exc}" if isinstance(exc, OverflowError) else "does not parse as a whole"
+        ctx.notes.append(f"the Python {why}; each LLMConfig(...) call read alone")
         constants, calls = {}, list(_calls_alone(text))
+    if len(calls) > MAX_CALLS:
+        ctx.notes.append(f"over {MAX_CALLS} LLMConfig(...) calls; the first {MAX_CALLS} read")
     configs = []
-    for call in sorted(calls, key=lambda node: node.lineno):
+    for call in sorted(calls, key=lambda node: node.lineno)[:MAX_CALLS]:
         evaluator = _Evaluator(constants, ctx)
         data = {kw.arg: evaluator.value(kw.value, (kw.arg,)) for kw in call.keywords if kw.arg}
         configs.append(_Config(data, evaluator.lines, call.lineno))
@@ -293,21 +306,40 @@ def _constants(tree: ast.AST) -> dict[str, ast.expr]:
     return names
 
 
+def _parse(source: str, mode: str = "exec") -> ast.AST:
+    """ast.parse, silent: Python 3.12+ warns on stderr about `"\\d"` and the like while parsing,
+    and a parser never prints (the CLI's stderr is its own one line)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(source, mode=mode)
+
+
 def _calls_alone(text: str) -> list[ast.Call]:
     closing = _matching_brackets(text)
-    calls = []
+    calls: list[ast.Call] = []
     covered = 0  # the end of the last call read: an LLMConfig( inside it is part of it
+    line, counted = 0, 0
+    attempts = 0
     for match in PYTHON_LLM_CONFIG.finditer(text):
+        # One more than read, so the caller notes the rest; calls that do not parse count too
+        # (each may be up to MAX_CALL_CHARS), so thousands of broken calls stay bounded.
+        if len(calls) > MAX_CALLS or attempts >= 4 * MAX_CALLS:
+            break
         start = match.start()
         end = closing.get(match.end() - 1)
         if end is None or start < covered:
             continue  # never closed: the fragment is cut inside the call, and it cannot parse
         covered = end
-        line = text.count("\n", 0, start)
+        if end - start > MAX_CALL_CHARS:
+            continue  # not a config call someone wrote: data, or an attack
+        attempts += 1
+        line += text.count("\n", counted, start)  # counted on from the last call: linear
+        counted = start
         try:
-            expression = ast.parse("\n" * line + text[start : end + 1].lstrip(), mode="eval")
-        except (SyntaxError, ValueError, RecursionError):
+            expression = _parse("\n" * line + text[start : end + 1].lstrip(), mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+        assert isinstance(expression, ast.Expression)
         if _is_llm_config(expression.body):
             calls.append(expression.body)
     return calls

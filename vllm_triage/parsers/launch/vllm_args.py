@@ -52,6 +52,9 @@ class ArgReader:
     version: tuple[int, int] | None = None
     entrypoint: str = ""  # what runs these arguments, for messages
     dotted: dict[str, list[tuple[str, str, int | None]]] = field(default_factory=dict)
+    # "did you mean" costs a fuzzy search over every option: the first few unknown flags get one
+    # (a command of 200,000 unknown flags is data, not a typo).
+    suggestions_left: int = 64
     positionals: list[Token] = field(default_factory=list)
     model_flag: Value | None = None
 
@@ -172,7 +175,8 @@ class ArgReader:
 
     def _unknown(self, words: list[Token], index: int, base: str, inline: str | None) -> int:
         word = words[index]
-        suggestion = suggest_flag(base)
+        suggestion = suggest_flag(base) if self.suggestions_left > 0 else None
+        self.suggestions_left -= 1
         hint = f" (did you mean {suggestion}?)" if suggestion else ""
         advice = "vLLM rejects it at start-up (unrecognized arguments)"
         self._problem(
