@@ -490,10 +490,9 @@ def _hang(
     # The furthest step reached in vLLM's order (what first_missing names), not the last line: a
     # step's line printed late (V1 logs the attention backend inside load_model) is no step back.
     last = max(milestones, key=lambda m: (order.index(m.name) if m.name in order else -1, m.line))
-    # A marker's phase is the step in progress after it: the step that never finished.
-    phase = "engine_reserve" if startup_done else last.phase
     row = judge.last_startup_line(stop) or judge.last_startup_line()
     assert row is not None  # milestones were reached, so a milestone line exists
+    phase = "engine_reserve" if startup_done else step_after(last, row, rules)
     block = ErrorBlock(
         row=row,
         start=row.line,
@@ -506,7 +505,24 @@ def _hang(
         advice="",
         kind="hang",
     )
-    return block, PhaseDecision(phase, f"log stops after milestone {last.name} without an error", "medium")
+    reason = f"log stops after milestone {last.name} without an error"
+    if phase != last.phase and not startup_done:
+        reason += f"; its line (line {row.line}) ends that step, and the next one ({phase}) never reported"
+    return block, PhaseDecision(phase, reason, "medium")
+
+
+def step_after(last: Milestone, row: Row, rules: dict[str, Rule]) -> str:
+    """The phase of the step running once `row`, the last start-up line printed, was printed.
+
+    A marker's phase is the step in progress after it; a line that closes its step (the rank
+    assignment that ends distributed init, the parsed arguments) names the step that follows in
+    its rule's `step_after`. Only when that line is of the furthest step reached: a step's line
+    printed late (another process, V1's attention backend inside load_model) is no step back.
+    """
+    rule = rules.get(row.marker) if row.marker else None
+    if rule is None or rule.milestone != last.name:
+        return last.phase
+    return str(rule.extra.get("step_after", last.phase))
 
 
 def _consequence_list(consequences: list[Candidate], chosen: Candidate | None) -> list[Consequence]:
