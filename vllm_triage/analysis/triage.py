@@ -21,6 +21,7 @@ from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
 from vllm_triage.analysis.gone_past import (
     answered_by_handler,
+    asgi_request_error,
     client_error_survived,
     lone_lines_gone_past,
     warnings_gone_past,
@@ -365,11 +366,13 @@ def _survival(
 ) -> bool:
     handled = None
     if candidate.kind != "consequence":
-        handled = answered_by_handler(candidate.row) or client_error_survived(
-            candidate.row,
-            judge.ready_line,
-            lone=not frames_above(index, candidate.row),
-            died=judge.died_soon_after(candidate.row.line),
+        died = judge.died_soon_after(candidate.row.line)
+        handled = (
+            answered_by_handler(candidate.row)
+            or asgi_request_error(index, candidate.row, died)
+            or client_error_survived(
+                candidate.row, judge.ready_line, lone=not frames_above(index, candidate.row), died=died
+            )
         )
     if handled is not None:
         # Cheap, so first: a day of serving can log thousands of per-request errors. The access
