@@ -17,6 +17,7 @@ from vllm_triage.analysis.blocks import (
     frames_of_following_traceback,
 )
 from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
+from vllm_triage.analysis.echo import echoed_survivor
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
 from vllm_triage.analysis.gone_past import (
@@ -172,6 +173,12 @@ def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
     kind = "root"
     if roots:
         chosen = roots[0]
+        echoed = echoed_survivor(chosen, survived)
+        if echoed is not None:
+            # The survivor was the same exception, echoed by the logger that reported it fatal.
+            survived = [pair for pair in survived if pair[0] is not echoed]
+            roots.insert(0, echoed)
+            chosen = echoed
     else:
         chosen, kind = candidates.stand_in()
 
