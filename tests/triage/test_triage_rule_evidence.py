@@ -97,3 +97,58 @@ def test_a_first_collective_after_ready_is_placed_by_the_milestones(tmp_path, tr
     ) + _watchdog(1, -1)
     data = triage_json(_write(tmp_path, log))
     assert data["phase"] == "request"
+
+
+NEW_SITE = "/usr/local/lib/python3.12/dist-packages"
+
+
+def test_a_cut_tail_through_the_mamba_backend_lookup_is_config(tmp_path, triage_json):
+    # vllm/config/mamba.py: the enum lookup an unknown --mamba-backend name fails in
+    log = (
+        'deploy: pod llm-0 failed: container "server" exited 1 (Error)\n'
+        f'(APIServer pid=1) File "{NEW_SITE}/vllm/config/mamba.py", line 20, in __getitem__\n'
+        "(APIServer pid=1)     raise ValueError(\n"
+        "(APIServer pid=1) ValueError: Unknown Mamba SSU backend: 'CUTLASS'. Valid options are: TRITON, FLASHINFER\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "config"
+    assert data["first_error"]["message"].startswith("ValueError: Unknown Mamba SSU backend")
+
+
+def test_a_parallel_config_validator_frame_is_config(tmp_path, triage_json):
+    log = (
+        "Traceback (most recent call last):\n"
+        f'  File "{NEW_SITE}/pydantic/_internal/_dataclasses.py", line 120, in __init__\n'
+        "    s.__pydantic_validator__.validate_python(ArgsKwargs(args, kwargs), self_instance=s)\n"
+        f'  File "{NEW_SITE}/vllm/config/parallel.py", line 601, in _validate_parallel_config\n'
+        '    raise ValueError(f"tp_size={tp} must be divisible by dcp_size={dcp}.")\n'
+        "ValueError: tp_size=4 must be divisible by dcp_size=3.\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "config"
+
+
+def test_a_bare_getitem_name_places_nothing(tmp_path, triage_json):
+    # must-not: every container has __getitem__; without its file the name says no step
+    log = (
+        "Traceback (most recent call last):\n"
+        "  __getitem__\n"
+        "KeyError: 'model.layers.31.mlp.experts.w2_weight'\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert "__getitem__" not in data["phase_reason"]
+
+
+def test_a_config_accessor_frame_under_kv_cache_sizing_is_not_config(tmp_path, triage_json):
+    # must-not: ModelConfig's accessors run at every step; the caller (KV-cache sizing) decides
+    log = (
+        "Traceback (most recent call last):\n"
+        f'  File "{NEW_SITE}/vllm/v1/engine/core.py", line 214, in _initialize_kv_caches\n'
+        "    kv_cache_specs = self.model_executor.get_kv_cache_specs()\n"
+        f'  File "{NEW_SITE}/vllm/config/model.py", line 1402, in get_num_layers_by_block_type\n'
+        "    raise ValueError(\n"
+        "ValueError: The model is an hybrid without a layers_block_type or an attn_type_list, or a "
+        "layer_types in the hf_config, cannot determine the num of attention layers\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] != "config"
