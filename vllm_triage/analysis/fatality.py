@@ -151,8 +151,11 @@ class FatalityJudge:
                 continue
             if doomed and marker.name != "ready":
                 continue
-            if marker.name in _RESTART_STEPS and before:
-                return None  # a restart: the rest of the log is another run
+            if marker.name in _RESTART_STEPS and before and marker.order <= reached_any:
+                # A step that opens a run, printed again (at or before the furthest step reached):
+                # a restart, and the rest of the log is another run. Printed for the first time
+                # (V1's engine banner after the API server's arguments) it is start-up going on.
+                return None
             if marker.name == "ready":
                 return Survival(
                     marker.row.line, f"the server became ready afterwards (line {marker.row.line})"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from vllm_triage.analysis.blocks import StreamIndex, frames_above
+from vllm_triage.analysis.blocks import StreamIndex, frames_above, headline_of
 from vllm_triage.analysis.fatality import Survival
 from vllm_triage.analysis.model import Row
 from vllm_triage.analysis.root import Candidate
@@ -25,6 +25,26 @@ def answered_by_handler(row: Row) -> Survival | None:
         f"logged by the request handler {match.group('file')}, which answers that request with an error "
         "and goes on"
     )
+    return Survival(row.line, reason)
+
+
+# uvicorn's run_asgi (protocols/http/httptools_impl.py and h11_impl.py) catches what the app raised
+# for one request, logs `Exception in ASGI application` with its traceback (or an `Exception Group
+# Traceback` from starlette's middleware), answers 500 if nothing was sent yet, and serves the next
+# request: vllm#5881, vllm#9096, vllm#11629 (500 after an image request), vllm#15164 (after a 400).
+_ASGI_HEADLINE = "Exception in ASGI application"
+
+
+def asgi_request_error(index: StreamIndex, row: Row, died: bool) -> Survival | None:
+    """uvicorn's report of one request's exception (its headline, or the traceback's exception
+    line under it): the server went on, unless the engine died right after. (A dead engine's
+    EngineDeadError under the headline is a consequence and never reaches here.)"""
+    if died:
+        return None
+    headline = row if row.message.strip() == _ASGI_HEADLINE else headline_of(index, row)
+    if headline is None or headline.message.strip() != _ASGI_HEADLINE:
+        return None
+    reason = f"uvicorn reported one request's exception (line {headline.line}), answered it and went on"
     return Survival(row.line, reason)
 
 

@@ -17,10 +17,12 @@ from vllm_triage.analysis.blocks import (
     frames_of_following_traceback,
 )
 from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
+from vllm_triage.analysis.echo import echoed_survivor
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
 from vllm_triage.analysis.gone_past import (
     answered_by_handler,
+    asgi_request_error,
     client_error_survived,
     lone_lines_gone_past,
     warnings_gone_past,
@@ -187,6 +189,12 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
     kind = "root"
     if roots:
         chosen = roots[0]
+        echoed = echoed_survivor(chosen, survived)
+        if echoed is not None:
+            # The survivor was the same exception, echoed by the logger that reported it fatal.
+            survived = [pair for pair in survived if pair[0] is not echoed]
+            roots.insert(0, echoed)
+            chosen = echoed
     else:
         chosen, kind = candidates.stand_in()
 
@@ -381,11 +389,13 @@ def _survival(
 ) -> bool:
     handled = None
     if candidate.kind != "consequence":
-        handled = answered_by_handler(candidate.row) or client_error_survived(
-            candidate.row,
-            judge.ready_line,
-            lone=not frames_above(index, candidate.row),
-            died=judge.died_soon_after(candidate.row.line),
+        died = judge.died_soon_after(candidate.row.line)
+        handled = (
+            answered_by_handler(candidate.row)
+            or asgi_request_error(index, candidate.row, died)
+            or client_error_survived(
+                candidate.row, judge.ready_line, lone=not frames_above(index, candidate.row), died=died
+            )
         )
     if handled is not None:
         # Cheap, so first: a day of serving can log thousands of per-request errors. The access
@@ -506,10 +516,9 @@ def _hang(
     # The furthest step reached in vLLM's order (what first_missing names), not the last line: a
     # step's line printed late (V1 logs the attention backend inside load_model) is no step back.
     last = max(milestones, key=lambda m: (order.index(m.name) if m.name in order else -1, m.line))
-    # A marker's phase is the step in progress after it: the step that never finished.
-    phase = "engine_reserve" if startup_done else last.phase
     row = judge.last_startup_line(stop) or judge.last_startup_line()
     assert row is not None  # milestones were reached, so a milestone line exists
+    phase = "engine_reserve" if startup_done else step_after(last, row, rules)
     block = ErrorBlock(
         row=row,
         start=row.line,
@@ -522,7 +531,24 @@ def _hang(
         advice="",
         kind="hang",
     )
-    return block, PhaseDecision(phase, f"log stops after milestone {last.name} without an error", "medium")
+    reason = f"log stops after milestone {last.name} without an error"
+    if phase != last.phase and not startup_done:
+        reason += f"; its line (line {row.line}) ends that step, and the next one ({phase}) never reported"
+    return block, PhaseDecision(phase, reason, "medium")
+
+
+def step_after(last: Milestone, row: Row, rules: dict[str, Rule]) -> str:
+    """The phase of the step running once `row`, the last start-up line printed, was printed.
+
+    A marker's phase is the step in progress after it; a line that closes its step (the rank
+    assignment that ends distributed init, the parsed arguments) names the step that follows in
+    its rule's `step_after`. Only when that line is of the furthest step reached: a step's line
+    printed late (another process, V1's attention backend inside load_model) is no step back.
+    """
+    rule = rules.get(row.marker) if row.marker else None
+    if rule is None or rule.milestone != last.name:
+        return last.phase
+    return str(rule.extra.get("step_after", last.phase))
 
 
 def _consequence_list(consequences: list[Candidate], chosen: Candidate | None) -> list[Consequence]:

@@ -38,6 +38,7 @@ GENERIC_FUNCTIONS = frozenset(
         "__call__",
         "__post_init__",
         "__getattr__",
+        "__getitem__",
         "__enter__",
         "__exit__",
         "__aenter__",

@@ -1,0 +1,99 @@
+"""A hang belongs to the step that never finished (DESIGN §3), which is not always the step of the
+last line: a line that closes its step (the rank assignment that ends distributed init, the parsed
+arguments) is followed by the next step. Logs written for the test after how vLLM prints them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+E = "(EngineCore pid=3107)"
+A = "(APIServer pid=2950)"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "serve.log"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+V1_UNTIL_GROUPS = (
+    f"{A} INFO 03-02 09:14:51 [api_server.py:1839] vLLM API server version 0.11.2\n"
+    f"{A} INFO 03-02 09:14:51 [utils.py:233] non-default args: {{'model_tag': 'acme/coder-14b', 'port': 8100}}\n"
+    f"{A} INFO 03-02 09:14:58 [model.py:547] Resolved architecture: Qwen2ForCausalLM\n"
+    f"{E} INFO 03-02 09:15:05 [core.py:93] Initializing a V1 LLM engine (v0.11.2) with config: model='acme/coder-14b'\n"
+    f"{E} INFO 03-02 09:15:07 [parallel_state.py:1208] world_size=1 rank=0 local_rank=0 "
+    "distributed_init_method=tcp://10.0.0.12:40113 backend=nccl\n"
+)
+RANKS = (
+    f"{E} INFO 03-02 09:15:07 [parallel_state.py:1394] rank 0 in world size 1 is assigned as DP rank 0, "
+    "PP rank 0, TP rank 0, EP rank 0\n"
+)
+
+
+def test_a_log_that_stops_at_the_rank_assignment_hangs_in_loading(tmp_path, triage_json):
+    data = triage_json(_write(tmp_path, V1_UNTIL_GROUPS + RANKS))
+    assert data["phase"] == "weight_load"
+    assert data["first_error"]["category"] == "hang"
+    assert "is assigned as DP rank 0" in data["first_error"]["message"]
+    assert data["last_milestone"] == "distributed_init"
+    assert "never reported" in data["phase_reason"]
+
+
+def test_a_log_that_stops_inside_distributed_init_hangs_there(tmp_path, triage_json):
+    # must-not: the process-group set-up line opens the step; it is still running
+    data = triage_json(_write(tmp_path, V1_UNTIL_GROUPS))
+    assert data["phase"] == "cuda_init"
+    assert data["first_error"]["category"] == "hang"
+
+
+def test_once_loading_started_the_rank_line_of_a_late_worker_is_no_step_back(tmp_path, triage_json):
+    log = (
+        V1_UNTIL_GROUPS
+        + f"{E} INFO 03-02 09:15:08 [gpu_model_runner.py:2602] Starting to load model acme/coder-14b...\n"
+        + RANKS.replace("rank 0 in world size 1", "rank 1 in world size 2")
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "weight_load"
+    assert data["last_milestone"] == "model_load_start"
+
+
+def test_an_error_after_the_rank_assignment_is_still_placed_in_device_init(tmp_path, triage_json):
+    # the step after the line is only a hang's answer: an error there is placed by its evidence
+    log = (
+        V1_UNTIL_GROUPS
+        + RANKS
+        + f"{E} ERROR 03-02 09:15:08 [core.py:708] EngineCore failed to start.\n"
+        + f"{E} ERROR 03-02 09:15:08 [core.py:708] Traceback (most recent call last):\n"
+        + f'{E} ERROR 03-02 09:15:08 [core.py:708]   File "/usr/local/lib/python3.12/dist-packages/vllm/v1/worker/gpu_worker.py", line 201, in init_device\n'
+        + f"{E} ERROR 03-02 09:15:08 [core.py:708]     self.model_runner = GPUModelRunner(self.vllm_config, self.device)\n"
+        + f"{E} ERROR 03-02 09:15:08 [core.py:708] RuntimeError: pinned host memory could not be registered\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "cuda_init"
+    assert data["first_error"]["message"].startswith("RuntimeError: pinned host memory")
+
+
+ARGS_ONLY = (
+    "INFO 01-14 22:40:03 [__init__.py:216] Automatically detected platform cuda.\n"
+    f"{A} INFO 01-14 22:40:09 [api_server.py:1885] vLLM API server version 0.10.2\n"
+    f"{A} INFO 01-14 22:40:09 [utils.py:328] non-default args: {{'model_tag': 'org/big-moe', "
+    "'tensor_parallel_size': 2, 'download_dir': '/mnt/models'}\n"
+)
+
+
+def test_a_log_that_stops_at_the_parsed_arguments_hangs_finding_the_model(tmp_path, triage_json):
+    # what runs next is ModelConfig fetching the model's config: the only step there that can block
+    data = triage_json(_write(tmp_path, ARGS_ONLY))
+    assert data["phase"] == "weight_load"
+    assert data["first_error"]["category"] == "hang"
+    assert "non-default args" in data["first_error"]["message"]
+
+
+def test_a_log_that_stops_at_the_engine_banner_hangs_in_engine_start(tmp_path, triage_json):
+    # must-not: the banner opens engine start (worker and device init), still in progress
+    log = ARGS_ONLY + (
+        f"{E} INFO 01-14 22:40:21 [core.py:654] Initializing a V1 LLM engine (v0.10.2) with config: "
+        "model='org/big-moe', tensor_parallel_size=2\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "cuda_init"
