@@ -218,3 +218,22 @@ def test_diff_says_a_secret_changed_without_showing_either(runs: tuple[Path, Pat
     text = json.dumps(data)
     assert "arg.api_key" in text
     assert "<redacted:key:1>" in text and "<redacted:key:2>" in text
+
+
+def test_an_exception_named_for_a_key_is_not_a_secret(tmp_path: Path) -> None:
+    # `KeyError: '<tensor name>'` is the checkpoint's missing tensor, the line triage reports as
+    # the root of a weight-loading failure: it must come out as vLLM printed it.
+    log = tmp_path / "vllm.log"
+    log.write_text(
+        "INFO 12-05 20:24:40 model_runner.py:1072] Starting to load model Qwen/Qwen2-7B-FP8...\n"
+        "ERROR 12-05 20:24:46 engine.py:366] Traceback (most recent call last):\n"
+        'ERROR 12-05 20:24:46 engine.py:366]   File "/opt/vllm/model_executor/models/qwen2.py", '
+        "line 512, in load_weights\n"
+        "ERROR 12-05 20:24:46 engine.py:366]     param = params_dict[name]\n"
+        "ERROR 12-05 20:24:46 engine.py:366] KeyError: 'layers.0.mlp.down_proj.weight_scale'\n"
+        f"HF_TOKEN={HF}\n"
+    )
+    result = CliRunner().invoke(cli, ["triage", str(log), "--format", "json"])
+    first = json.loads(result.output)["first_error"]["text"]
+    assert first.endswith("KeyError: 'layers.0.mlp.down_proj.weight_scale'")
+    assert HF not in result.output
