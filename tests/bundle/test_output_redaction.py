@@ -237,3 +237,22 @@ def test_an_exception_named_for_a_key_is_not_a_secret(tmp_path: Path) -> None:
     first = json.loads(result.output)["first_error"]["text"]
     assert first.endswith("KeyError: 'layers.0.mlp.down_proj.weight_scale'")
     assert HF not in result.output
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "    next_token_ids = flashinfer.sampling.top_k_top_p_sampling_from_logits(",
+        "    valid_sampled_token_ids = sampled_token_ids.tolist()",
+        "    key_cache, value_cache = kv_cache.unbind(0)",
+        "    key_cache = torch.empty(kv_cache_shape, dtype=self.dtype)",
+    ],
+)
+def test_source_lines_of_a_traceback_are_code_not_secrets(line: str) -> None:
+    assert redact_payload({"block_lines": [line]}) == {"block_lines": [line]}
+
+
+def test_a_token_written_as_a_setting_is_still_redacted() -> None:
+    payload = {"text": f"    hf_token = '{HF}'", "env": f"API_KEY={KEY_ENV}"}
+    out = json.dumps(redact_payload(payload))
+    assert HF not in out and KEY_ENV not in out
