@@ -17,11 +17,13 @@ from vllm_triage.parsers.vllm_flags import (
 # A shell prompt in front of a command: `$ `, `user@host:~/dir$ `, `root@abc:/# `,
 # `[user@host dir]$ `, `(venv) user@host:~$ `, `PS C:\> `, `C:\models> `. A bare `# ` is a
 # comment, not a root prompt: without user@host we cannot tell, and comments are far commoner.
+# GitHub masks what looks like an e-mail address in a mailed reply, so `root@gpu-3:/app#` may
+# arrive as `***@***.***:/app#`: `*` is a character of user and host.
 _PROMPT = re.compile(
     r"^\s*(?:\([^)\s]*\)\s*)?"
     r"(?:\[[^\]]*\]\s*[$#]"
-    r"|[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s*[$#%]"
-    r"|[\w.-]+@[\w.-]+\s+\S+\s*[$#%]"
+    r"|[\w.*-]+@[\w.*-]+(?::[^\s$#]*)?\s*[$#%]"
+    r"|[\w.*-]+@[\w.*-]+\s+\S+\s*[$#%]"
     r"|[\w.-]+:[~/][^\s$#]*[$#]"  # host:~# (a container's or pod's root shell: no user@)
     r"|[$%]"
     r"|PS [^>]*>"
