@@ -143,3 +143,26 @@ def test_one_piped_line_is_no_transport_prefix() -> None:
     )
     assert [line.text for line in lines_of(text)] == text.splitlines()
     assert facts(text)["gpu_count"] == 2
+
+
+PROCESSES_HEAD = (
+    "\n+---------------------------------------------------------------------------------------+\n"
+    "| Processes:                                                                            |\n"
+    "|  GPU   GI   CI        PID   Type   Process name                            GPU Memory |\n"
+    "|        ID   ID                                                             Usage      |\n"
+    "|=======================================================================================|\n"
+)
+CLOSE = "+---------------------------------------------------------------------------------------+\n"
+
+
+def test_an_empty_closed_processes_table_is_zero_processes() -> None:
+    text = TABLE + PROCESSES_HEAD + CLOSE
+    result = parse(text, "smi.txt", "host")
+    assert result.facts["host.gpu_processes"].value == 0
+    assert result.facts["host.gpu_process_list"].value == []
+    assert result.facts["host.gpu_processes"].source.line == text.count("\n")  # the closing border
+
+
+def test_a_processes_table_cut_after_its_rule_gives_no_count() -> None:
+    got = facts(TABLE + PROCESSES_HEAD)
+    assert "gpu_processes" not in got and "gpu_process_list" not in got

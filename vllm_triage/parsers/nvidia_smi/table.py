@@ -104,6 +104,7 @@ class _Snapshot:
     process_state: str = "absent"  # absent | header | rows | closed
     processes: list[_TableProcess] = field(default_factory=list)
     no_processes_line: int | None = None
+    processes_closed_line: int | None = None  # the border that closes the Processes table
     mig_state: str = "absent"
     mig_devices: list[dict[str, Any]] = field(default_factory=list)
     mig_devices_line: int | None = None
@@ -272,6 +273,7 @@ def _process_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
         return
     if _BORDER.match(text):
         snap.process_state = "closed"
+        snap.processes_closed_line = line.number
         return
     if "No running processes found" in text:
         snap.no_processes_line = line.number
@@ -438,6 +440,13 @@ def _emit_processes(snap: _Snapshot, out: Out) -> None:
         if snap.no_processes_line is not None:
             out.fact("gpu_processes", 0, snap.no_processes_line)
             out.fact("gpu_process_list", [], snap.no_processes_line)
+        elif snap.process_state == "closed" and snap.processes_closed_line is not None:
+            # Header, `|===|` rule and closing border with no row between: nvidia-smi listed none.
+            # (Some releases print no "No running processes found" line; inside a container the
+            # list holds only processes of the container's own PID namespace.)
+            note = "the Processes table is empty: no process visible where nvidia-smi ran"
+            out.fact("gpu_processes", 0, snap.processes_closed_line, note)
+            out.fact("gpu_process_list", [], snap.processes_closed_line, note)
         else:
             out.note("the Processes table is cut before its first row: gpu_processes left out")
         return
