@@ -166,3 +166,37 @@ def test_an_empty_closed_processes_table_is_zero_processes() -> None:
 def test_a_processes_table_cut_after_its_rule_gives_no_count() -> None:
     got = facts(TABLE + PROCESSES_HEAD)
     assert "gpu_processes" not in got and "gpu_process_list" not in got
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["gpu_uuid, process_name", "gpu_name, gpu_bus_id, used_gpu_memory [MiB]", "gpu_serial, used_memory"],
+)
+def test_a_compute_apps_header_without_pid_is_a_process_list(header: str) -> None:
+    # two processes, one on each of two GPUs
+    values = {
+        "gpu_uuid": ("GPU-3c1a9f0e-7b2d-4e65-a8c1-5f0d2e9b7a14", "GPU-8e2b0d4f-1a3c-4b79-9d5e-c6f7a8b9c0d1"),
+        "process_name": ("/usr/bin/python3", "VLLM::EngineCore"),
+        "gpu_name": ("NVIDIA L40S", "NVIDIA L40S"),
+        "gpu_bus_id": ("00000000:17:00.0", "00000000:31:00.0"),
+        "used_gpu_memory": ("40960 MiB", "38012 MiB"),
+        "gpu_serial": ("1652023001234", "1652023005678"),
+        "used_memory": ("40960 MiB", "38012 MiB"),
+    }
+    names = [name.split(" [")[0] for name in header.split(", ")]
+    rows = "".join(", ".join(values[name][i] for name in names) + "\n" for i in (0, 1))
+    text = f"{header}\n{rows}"
+    got = facts(text)
+    assert got["gpu_processes"] == 2
+    assert "gpu_count" not in got and "gpu_models" not in got
+
+
+def test_a_query_gpu_header_of_the_same_columns_is_a_gpu_list() -> None:
+    text = (
+        "uuid, name, pci.bus_id\n"
+        "GPU-3c1a9f0e-7b2d-4e65-a8c1-5f0d2e9b7a14, NVIDIA L40S, 00000000:17:00.0\n"
+        "GPU-8e2b0d4f-1a3c-4b79-9d5e-c6f7a8b9c0d1, NVIDIA L40S, 00000000:31:00.0\n"
+    )
+    got = facts(text)
+    assert got["gpu_count"] == 2
+    assert "gpu_processes" not in got
