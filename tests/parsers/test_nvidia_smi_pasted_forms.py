@@ -200,3 +200,13 @@ def test_a_query_gpu_header_of_the_same_columns_is_a_gpu_list() -> None:
     got = facts(text)
     assert got["gpu_count"] == 2
     assert "gpu_processes" not in got
+
+
+def test_a_name_cut_by_the_end_of_the_paste_is_no_model() -> None:
+    cut_inside_name = TABLE + "|   1  NVID"
+    got = facts(cut_inside_name)
+    assert got["gpu_models"] == ["NVIDIA A10G", None]
+    assert "gpu_count" not in got
+    # cut after the name cell: the name is whole
+    cut_after_name = TABLE + "|   1  NVIDIA A10G                    On  |   00000000:00:1F"
+    assert facts(cut_after_name)["gpu_models"] == ["NVIDIA A10G", "NVIDIA A10G"]

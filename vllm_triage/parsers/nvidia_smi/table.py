@@ -379,15 +379,20 @@ def _emit_gpus(snap: _Snapshot, out: Out) -> None:
     indexes = [gpu.index for gpu in gpus]
     pad = indexes[0] if not whole and indexes == list(range(indexes[0], indexes[0] + len(gpus))) else 0
     pad = pad if pad <= 64 else 0
-    # a GPU in error prints ERR! where its name belongs: that is no model name
-    models = [None if _GPU_ERROR_CELL.fullmatch(gpu.name) else gpu.name for gpu in gpus]
-    note = "None: name unreadable (ERR!)" if None in models else None
+    # a GPU in error prints ERR! where its name belongs: that is no model name; nor is what is left
+    # of a name when the paste ends inside its cell (`|   1  NVID`): the paste cannot prove it
+    models = [None if _GPU_ERROR_CELL.fullmatch(gpu.name) or gpu.name_cut else gpu.name for gpu in gpus]
+    note = None
+    if any(gpu.name_cut for gpu in gpus):
+        note = "None: the row is cut inside the name"
+    elif None in models:
+        note = "None: name unreadable (ERR!)"
     if pad:
         note = f"GPUs 0-{pad - 1} are not in the paste: None in their places"
     out.fact("gpu_models", [None] * pad + models, first, note)
     for gpu in gpus:
         if gpu.name_cut:
-            out.note(f"line {gpu.line}: GPU {gpu.index}'s row is cut; its name may be incomplete")
+            out.note(f"line {gpu.line}: GPU {gpu.index}'s row is cut inside its name: None in gpu_models")
         elif gpu.name.endswith("..."):
             out.note(f"line {gpu.line}: nvidia-smi shortened GPU {gpu.index}'s name to {gpu.name!r}")
     _emit_memory(gpus, out, pad)
