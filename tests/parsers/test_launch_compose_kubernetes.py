@@ -183,3 +183,66 @@ def test_an_indented_compose_service_body_is_still_compose() -> None:
     result = parse(text, "snippet.yaml")
     assert value(result, "launcher") == "compose"
     assert value(result, "arg.model") == "Qwen/Qwen3-4B"
+
+
+_POD = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n    - name: vllm\n      image: vllm/vllm-openai:v0.7.3\n"
+
+
+def test_sh_c_entrypoint_takes_the_first_args_item_as_its_script() -> None:
+    # The script starts with the program itself: it must not be split into words (then `sh -c`
+    # would run `vllm` alone), whatever form the item is written in.
+    for args in (
+        '      args: ["vllm serve mistralai/Mistral-7B-v0.3 --enable-chunked-prefill --max-num-seqs 32"]\n',
+        "      args:\n        - >\n          vllm serve mistralai/Mistral-7B-v0.3\n"
+        "          --enable-chunked-prefill --max-num-seqs 32\n",
+        "      args:\n        - |\n          export VLLM_LOGGING_LEVEL=DEBUG\n"
+        "          vllm serve mistralai/Mistral-7B-v0.3 \\\n            --enable-chunked-prefill --max-num-seqs 32\n",
+    ):
+        for command in (
+            '      command: ["/bin/sh", "-c"]\n',
+            "      command:\n        - bash\n        - -lc\n",
+        ):
+            result = parse(_POD + command + args, "pod.yaml")
+            assert family(result, "arg.") == {
+                "model": "mistralai/Mistral-7B-v0.3",
+                "enable_chunked_prefill": "true",
+                "max_num_seqs": "32",
+            }, command + args
+
+
+def test_sh_c_double_dash_folded_script_of_the_api_server_module() -> None:
+    text = (
+        _POD + '      command: ["sh", "-c", "--"]\n'
+        "      args:\n        - >\n          python3 -m vllm.entrypoints.openai.api_server --model /mnt/models\n"
+        "          --port 8080\n"
+    )
+    result = parse(text, "runtime.yaml")
+    assert value(result, "launcher") == "kubernetes"
+    assert family(result, "arg.") == {"model": "/mnt/models", "port": "8080"}
+
+
+def test_a_literal_block_script_keeps_the_line_of_each_flag() -> None:
+    text = (
+        _POD + '      command: ["/bin/sh", "-c"]\n'
+        "      args:\n        - |\n          vllm serve org/m-7b \\\n            --max-model-len 8192\n"
+    )
+    assert line(parse(text, "pod.yaml"), "arg.max_model_len") == 11
+
+
+def test_compose_shell_entrypoint_with_the_script_in_command() -> None:
+    text = (
+        "services:\n  llm:\n    image: vllm/vllm-openai:v0.8.4\n"
+        '    entrypoint: ["/bin/sh", "-c"]\n'
+        '    command: ["vllm serve Qwen/Qwen2.5-3B-Instruct --max-model-len 4096"]\n'
+    )
+    assert family(parse(text, "compose.yaml"), "arg.") == {
+        "model": "Qwen/Qwen2.5-3B-Instruct",
+        "max_model_len": "4096",
+    }
+
+
+def test_without_a_shell_entrypoint_a_whole_command_item_is_still_split_with_a_note() -> None:
+    for command in ("", '      command: ["bash", "--norc"]\n'):
+        text = _POD + command + '      args: ["vllm serve org/m --max-model-len 2048"]\n'
+        result = parse(text, "pod.yaml")
+        assert any("holds a whole command line" in note for note in result.notes), command

@@ -172,3 +172,14 @@ def test_dockerfile_entrypoint_exec_and_shell_forms() -> None:
 
 def test_a_dockerfile_that_only_installs_vllm_is_no_launch() -> None:
     assert looks_like('FROM python:3.12\nRUN pip install vllm\nCMD ["bash"]\n') is None
+
+
+def test_a_prompt_masked_by_githubs_email_filter() -> None:
+    # GitHub replaces an address-like `user@host` in a mailed reply with `***@***.***`
+    text = "***@***.***:/workspace# vllm serve google/gemma-3-12b-it --max-model-len 8192\n"
+    result = parse(text, "reply.txt")
+    assert value(result, "launcher") == "vllm_serve"
+    assert family(result, "arg.") == {"model": "google/gemma-3-12b-it", "max_model_len": "8192"}
+    # its output under it is not a command
+    output = text + "***@***.***:/workspace# cat notes\nvllm serve other/model --port 1\n"
+    assert value(parse(output, "reply.txt"), "arg.model") == "google/gemma-3-12b-it"

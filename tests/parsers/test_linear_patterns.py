@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 from vllm_triage.parsers import collect_env, request
+from vllm_triage.parsers.launch import looks_like as launch_looks_like
 from vllm_triage.parsers.nvidia_smi import parse as parse_smi
 
 
@@ -32,3 +33,8 @@ def test_a_package_line_with_a_long_whitespace_run_is_linear() -> None:
 
 def test_query_and_table_cells_with_long_whitespace_runs_are_linear() -> None:
     _linear(lambda n: parse_smi("    Product Name" + " " * n + "x\n" + "|   0" + " " * n + "y\n", "smi.txt"))
+
+
+def test_a_dockerfile_cmd_with_a_long_blank_run_is_linear() -> None:
+    # `CMD[ \t]+.*vllm` could split the run between `+` and `.*` in every way when no vLLM follows
+    _linear(lambda n: launch_looks_like("FROM python:3.12\nCMD" + " " * n + "x \\\n"))

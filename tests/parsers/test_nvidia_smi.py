@@ -601,6 +601,33 @@ def test_ci_banner_is_no_cuda_version() -> None:
     assert problem_ids(result) == ["nvidia-smi-nvml-mismatch"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # nvidia-smi run against a hooked or rebuilt libnvidia-ml.so.1
+        "Mismatch in versions between nvidia-smi and NVML.\n"
+        "Are you sure you are using nvidia-smi provided with the driver?\n",
+        '$ ./nvidia-smi\n"Mismatch in versions between nvidia-smi and NVML.\n'
+        'Are you sure you are using nvidia-smi provided with the driver?"\n',
+        "Mismatch in versions between nvidia-smi and NVML.\n"
+        "Are you sure you are using nvidia-smi provided with the driver?\n"
+        "Failed to properly shut down NVML: Function Not Found\n",
+    ],
+)
+def test_nvidia_smi_and_nvml_version_mismatch(text: str) -> None:
+    assert looks_like(text) == "error"
+    result = parse(text, "smi.txt", "container")
+    assert problem_ids(result) == ["nvidia-smi-nvml-mismatch"]
+    assert "nvidia-smi and the nvml library" in result.problems[0].message.lower()
+    assert "LD_LIBRARY_PATH" in result.problems[0].advice
+    assert "container.driver_version" not in result.facts
+
+
+def test_a_failed_nvml_shutdown_alone_is_no_mismatch() -> None:
+    result = parse("Failed to properly shut down NVML: Function Not Found\n", "smi.txt", "host")
+    assert "nvidia-smi-nvml-mismatch" not in problem_ids(result)
+
+
 # --- several forms in one file, scope ----------------------------------------------------------------
 
 

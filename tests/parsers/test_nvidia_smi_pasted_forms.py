@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from vllm_triage.parsers.nvidia_smi import looks_like, parse
+from vllm_triage.parsers.nvidia_smi.common import lines_of
 
 ROWS = (
     "0, NVIDIA H100 80GB HBM3, 81559 MiB, 40211 MiB, 570.133.20\n"
@@ -87,3 +88,125 @@ def test_prose_after_a_command_is_no_row() -> None:
 
 def test_a_comment_with_commas_is_no_csv() -> None:
     assert looks_like("# install the driver, reboot, then check\nls -l /dev/nvidia*\n") is None
+
+
+TABLE = (
+    "+---------------------------------------------------------------------------------------+\n"
+    "| NVIDIA-SMI 535.161.08             Driver Version: 535.161.08   CUDA Version: 12.2     |\n"
+    "|-----------------------------------------+----------------------+----------------------+\n"
+    "| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |\n"
+    "| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |\n"
+    "|                                         |                      |               MIG M. |\n"
+    "|=========================================+======================+======================|\n"
+    "|   0  NVIDIA A10G                    On  | 00000000:00:1E.0 Off |                    0 |\n"
+    "|  0%   27C    P8              16W / 300W |      4MiB / 23028MiB |      0%      Default |\n"
+    "|                                         |                      |                  N/A |\n"
+    "+-----------------------------------------+----------------------+----------------------+\n"
+)
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "smi_1     | ",  # docker-compose v1 `up`
+        "gpu-check-1  | ",  # docker compose v2
+        "[pod/gpu-check-7d9f/smi] ",  # kubectl logs --prefix
+        "2025-03-02T11:40:27.104519631Z ",  # docker logs -t
+    ],
+)
+def test_output_under_a_container_transport_prefix(prefix: str) -> None:
+    preamble = "$ docker compose up\nAttaching to smi_1\n"
+    text = preamble + "".join(prefix + line + "\n" for line in TABLE.splitlines())
+    assert looks_like(text) == "table"
+    got = facts(text)
+    assert got["driver_version"] == "535.161.08"
+    assert got["cuda_version"] == "12.2"
+    assert got["gpu_models"] == ["NVIDIA A10G"]
+    assert got["gpu_memory_total_mib"] == [23028]
+
+
+def test_a_gpu_list_under_a_compose_prefix() -> None:
+    text = (
+        "worker_1  | GPU 0: Tesla T4 (UUID: GPU-5b1c9e2a-0c4d-4f7e-9a31-8d2b6c0e1f44)\n"
+        "worker_1  | GPU 1: Tesla T4 (UUID: GPU-9e0f3a7b-2d6c-41a8-b5e2-77c1d9f40a63)\n"
+    )
+    assert looks_like(text) == "list"
+    assert facts(text)["gpu_count"] == 2
+
+
+def test_one_piped_line_is_no_transport_prefix() -> None:
+    # only one line of three looks prefixed (`name | rest`): it is a command, not a transport
+    text = (
+        "nvidia-smi -L | sort\n"
+        "GPU 0: NVIDIA L4 (UUID: GPU-1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b)\n"
+        "GPU 1: NVIDIA L4 (UUID: GPU-6a5b4c3d-2e1f-4087-9b8a-7c6d5e4f3a2b)\n"
+    )
+    assert [line.text for line in lines_of(text)] == text.splitlines()
+    assert facts(text)["gpu_count"] == 2
+
+
+PROCESSES_HEAD = (
+    "\n+---------------------------------------------------------------------------------------+\n"
+    "| Processes:                                                                            |\n"
+    "|  GPU   GI   CI        PID   Type   Process name                            GPU Memory |\n"
+    "|        ID   ID                                                             Usage      |\n"
+    "|=======================================================================================|\n"
+)
+CLOSE = "+---------------------------------------------------------------------------------------+\n"
+
+
+def test_an_empty_closed_processes_table_is_zero_processes() -> None:
+    text = TABLE + PROCESSES_HEAD + CLOSE
+    result = parse(text, "smi.txt", "host")
+    assert result.facts["host.gpu_processes"].value == 0
+    assert result.facts["host.gpu_process_list"].value == []
+    assert result.facts["host.gpu_processes"].source.line == text.count("\n")  # the closing border
+
+
+def test_a_processes_table_cut_after_its_rule_gives_no_count() -> None:
+    got = facts(TABLE + PROCESSES_HEAD)
+    assert "gpu_processes" not in got and "gpu_process_list" not in got
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["gpu_uuid, process_name", "gpu_name, gpu_bus_id, used_gpu_memory [MiB]", "gpu_serial, used_memory"],
+)
+def test_a_compute_apps_header_without_pid_is_a_process_list(header: str) -> None:
+    # two processes, one on each of two GPUs
+    values = {
+        "gpu_uuid": ("GPU-3c1a9f0e-7b2d-4e65-a8c1-5f0d2e9b7a14", "GPU-8e2b0d4f-1a3c-4b79-9d5e-c6f7a8b9c0d1"),
+        "process_name": ("/usr/bin/python3", "VLLM::EngineCore"),
+        "gpu_name": ("NVIDIA L40S", "NVIDIA L40S"),
+        "gpu_bus_id": ("00000000:17:00.0", "00000000:31:00.0"),
+        "used_gpu_memory": ("40960 MiB", "38012 MiB"),
+        "gpu_serial": ("1652023001234", "1652023005678"),
+        "used_memory": ("40960 MiB", "38012 MiB"),
+    }
+    names = [name.split(" [")[0] for name in header.split(", ")]
+    rows = "".join(", ".join(values[name][i] for name in names) + "\n" for i in (0, 1))
+    text = f"{header}\n{rows}"
+    got = facts(text)
+    assert got["gpu_processes"] == 2
+    assert "gpu_count" not in got and "gpu_models" not in got
+
+
+def test_a_query_gpu_header_of_the_same_columns_is_a_gpu_list() -> None:
+    text = (
+        "uuid, name, pci.bus_id\n"
+        "GPU-3c1a9f0e-7b2d-4e65-a8c1-5f0d2e9b7a14, NVIDIA L40S, 00000000:17:00.0\n"
+        "GPU-8e2b0d4f-1a3c-4b79-9d5e-c6f7a8b9c0d1, NVIDIA L40S, 00000000:31:00.0\n"
+    )
+    got = facts(text)
+    assert got["gpu_count"] == 2
+    assert "gpu_processes" not in got
+
+
+def test_a_name_cut_by_the_end_of_the_paste_is_no_model() -> None:
+    cut_inside_name = TABLE + "|   1  NVID"
+    got = facts(cut_inside_name)
+    assert got["gpu_models"] == ["NVIDIA A10G", None]
+    assert "gpu_count" not in got
+    # cut after the name cell: the name is whole
+    cut_after_name = TABLE + "|   1  NVIDIA A10G                    On  |   00000000:00:1F"
+    assert facts(cut_after_name)["gpu_models"] == ["NVIDIA A10G", "NVIDIA A10G"]

@@ -25,6 +25,7 @@ from vllm_triage.ingest.manifest import read_manifest
 from vllm_triage.ingest.sources import Source
 from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.env_file import is_secret_name
+from vllm_triage.parsers.launch.log_head import command_before_log
 from vllm_triage.parsers.registry import REGISTRY
 from vllm_triage.parsers.roles import scope_hint
 
@@ -156,6 +157,8 @@ def _read_one(
         return role, ParseResult(kind="unreadable"), None
     for paired in _PAIRED.get(Role(role), ()) if role in Role._value2member_map_ else ():
         _add_embedded(result, paired, text, source.name, scope)
+    if role == Role.VLLM_LOG:
+        _add_launch_above_log(result, text, source.name)
     if _empty(result):
         second = _second_opinion(text, source.name, role, scope)
         if second is not None:
@@ -204,6 +207,17 @@ def _add_embedded(result: ParseResult, other: str, text: str, name: str, scope: 
         if REGISTRY[other].looks_like(text):
             result.merge(_parse(other, text, name, scope))
     except Exception:  # the embedded part is a bonus; the file was read already
+        return
+
+
+def _add_launch_above_log(result: ParseResult, text: str, name: str) -> None:
+    """A paste of `$ vllm serve m …` and then its log: the log is read, and the command above its
+    first line too (the launcher is only there; where both give a value, the log's wins)."""
+    try:
+        head = command_before_log(text)
+        if head is not None:
+            result.merge(_parse(Role.LAUNCH_COMMAND, head, name, None))
+    except Exception:  # the command above the log is a bonus; the log was read already
         return
 
 

@@ -49,7 +49,9 @@ class PasteLine:
     text: str
 
 
-_PROMPT = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.-]+(?:@[\w.-]+(?::[^\s$#]*)?|:[^\s$#]*)\s*)?[$#]\s+\S")
+# `user@host:dir$ ` or `host:dir# `; `*` for GitHub's mask of an address-like user@host
+# (`***@***.***:~$ `, launch/paste.py).
+_PROMPT = re.compile(r"^\s*(?:\(\S+\)\s*)?(?:[\w.*-]+(?:@[\w.*-]+(?::[^\s$#]*)?|:[^\s$#]*)\s*)?[$#]\s+\S")
 _EXIT_TRAILER = re.compile(r"^\s*\[(?:exit|exit code|rc)[ :=]*-?\d+\]\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _QUOTE = re.compile(r"^\s*>\s?")

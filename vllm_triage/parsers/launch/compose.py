@@ -117,7 +117,7 @@ def _compose_launch(doc: YamlDoc, path: Path, service: dict[str, Any], ctx: Cont
         return _compose_interpolate(text, ctx.notes, line)
 
     entrypoint = command_tokens(doc, (*path, "entrypoint"), service.get("entrypoint"), ctx.notes, expand)
-    args = command_tokens(doc, (*path, "command"), service.get("command"), ctx.notes, expand)
+    args = command_tokens(doc, (*path, "command"), service.get("command"), ctx.notes, expand, entrypoint)
     container_command(launch, image, entrypoint, args, ctx, Shell())
     return launch
 

@@ -27,17 +27,32 @@ from vllm_triage.parsers.launch.wrappers import find_anchor
 INSTRUCTION = re.compile(
     r"^\s*(FROM|ENV|ENTRYPOINT|CMD|ARG|RUN|EXPOSE|WORKDIR|COPY|ADD|USER|LABEL)\s+(.*)$", re.I
 )
+# What an ENTRYPOINT/CMD that starts vLLM names: vLLM itself, or --model handed to the image's own.
+_STARTS_VLLM = re.compile(r"vllm|api_server|--model", re.I)
 # A Dockerfile line that starts vLLM: an ENTRYPOINT/CMD naming it, or handing it --model.
-# `[ \t]`, not `\s`: under re.M a `^\s*` runs across every blank line from every line start.
-LAUNCH_LINE = re.compile(r"^[ \t]*(?:ENTRYPOINT|CMD)[ \t]+.*(?:vllm|api_server|--model)", re.I | re.M)
+# `[ \t]`, not `\s`: under re.M a `^\s*` runs across every blank line from every line start. One
+# blank after the keyword, not `[ \t]+`: `+` and the `.*` after it could share a run of blanks
+# in every way, each tried when the line has no vLLM word (quadratic in the run).
+LAUNCH_LINE = re.compile(r"^[ \t]*(?:ENTRYPOINT|CMD)[ \t].*(?:vllm|api_server|--model)", re.I | re.M)
+# An ENTRYPOINT/CMD continued with `\` onto later lines: `CMD ["--host", "0.0.0.0", \` with the
+# model on a line of its own. Only these need the continued lines joined to be judged.
+_CONTINUED_LAUNCH = re.compile(r"^[ \t]*(?:ENTRYPOINT|CMD)[ \t].*\\[ \t]*$", re.I | re.M)
 _FROM_LINE = re.compile(r"^[ \t]*FROM[ \t]+\S", re.I | re.M)
 _EXEC_FORM = re.compile(r"^[ \t]*(?:ENTRYPOINT|CMD)[ \t]+\[", re.I | re.M)
 _ENV_PAIR = re.compile(r"""([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"|'[^']*'|\S*)""")
 
 
 def looks_like(text: str) -> bool:
-    """A Dockerfile (or the part of one pasted) whose ENTRYPOINT/CMD starts vLLM."""
-    return bool(LAUNCH_LINE.search(text)) and (bool(_FROM_LINE.search(text)) or bool(_EXEC_FORM.search(text)))
+    """A Dockerfile (or the part of one pasted) whose ENTRYPOINT/CMD starts vLLM, judged on the
+    instruction as docker reads it: continued lines joined."""
+    if not (_FROM_LINE.search(text) or _EXEC_FORM.search(text)):
+        return False
+    if LAUNCH_LINE.search(text):
+        return True
+    if not _CONTINUED_LAUNCH.search(text):
+        return False
+    commands = [rest for keyword, rest, _ in _instructions(text) if keyword in ("ENTRYPOINT", "CMD")]
+    return any(_STARTS_VLLM.search(rest) for rest in commands)
 
 
 def _instructions(text: str) -> list[tuple[str, str, int]]:

@@ -113,7 +113,7 @@ def _k8s_launch(
         return _K8S_VAR.sub(replace, text)
 
     entrypoint = command_tokens(doc, (*path, "command"), container.get("command"), ctx.notes, expand)
-    args = command_tokens(doc, (*path, "args"), container.get("args"), ctx.notes, expand)
+    args = command_tokens(doc, (*path, "args"), container.get("args"), ctx.notes, expand, entrypoint)
     container_command(launch, image, entrypoint, args, ctx, Shell())
     return launch
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from vllm_triage.parsers.base import clean_paste
+from vllm_triage.parsers.base import PasteLine, clean_paste
 from vllm_triage.parsers.launch.lexer import ASSIGNMENT, Logical
 from vllm_triage.parsers.launch.model import Shell, word_list
 from vllm_triage.parsers.vllm_flags import (
@@ -17,11 +17,13 @@ from vllm_triage.parsers.vllm_flags import (
 # A shell prompt in front of a command: `$ `, `user@host:~/dir$ `, `root@abc:/# `,
 # `[user@host dir]$ `, `(venv) user@host:~$ `, `PS C:\> `, `C:\models> `. A bare `# ` is a
 # comment, not a root prompt: without user@host we cannot tell, and comments are far commoner.
+# GitHub masks what looks like an e-mail address in a mailed reply, so `root@gpu-3:/app#` may
+# arrive as `***@***.***:/app#`: `*` is a character of user and host.
 _PROMPT = re.compile(
     r"^\s*(?:\([^)\s]*\)\s*)?"
     r"(?:\[[^\]]*\]\s*[$#]"
-    r"|[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s*[$#%]"
-    r"|[\w.-]+@[\w.-]+\s+\S+\s*[$#%]"
+    r"|[\w.*-]+@[\w.*-]+(?::[^\s$#]*)?\s*[$#%]"
+    r"|[\w.*-]+@[\w.*-]+\s+\S+\s*[$#%]"
     r"|[\w.-]+:[~/][^\s$#]*[$#]"  # host:~# (a container's or pod's root shell: no user@)
     r"|[$%]"
     r"|PS [^>]*>"
@@ -101,10 +103,60 @@ def _code_span_command(line: str) -> str | None:
     return launches[0] if len(launches) == 1 else None
 
 
+# A command pasted as one markdown code span: GitHub renders `` `sudo docker run … -q awq` `` as inline
+# code, so people wrap a whole command in one or two backticks (three would be a fence). The span
+# may run over several lines of one paragraph, the opening run at the start of its first line and
+# the closing run at the end of its last.
+_SPAN_OPEN = re.compile(r"^(\s*)(``?)(?!`)")
+_SPAN_CLOSE = re.compile(r"(?<!`)(``?)\s*$")
+
+
+def _unwrap_code_span(lines: list[PasteLine]) -> list[PasteLine]:
+    """The lines with a command-wide code span's backticks removed. A line that only starts with a
+    command substitution (`` `which vllm` serve … ``) keeps its backticks: the run that opens it is
+    closed again on the same line, so it wraps no command."""
+    out = list(lines)
+    index = 0
+    while index < len(out):
+        opening = _SPAN_OPEN.match(out[index].text)
+        end = _span_end(out, index, opening.group(2)) if opening else None
+        if opening is None or end is None:
+            index += 1
+            continue
+        ticks = opening.group(2)
+        first = out[index].text[opening.end() :]
+        if end == index:
+            out[index] = PasteLine(out[index].number, opening.group(1) + first.rstrip()[: -len(ticks)])
+        else:
+            out[index] = PasteLine(out[index].number, opening.group(1) + first)
+            last = out[end].text.rstrip()
+            out[end] = PasteLine(out[end].number, last[: -len(ticks)])
+        index = end + 1
+    return out
+
+
+def _span_end(lines: list[PasteLine], start: int, ticks: str) -> int | None:
+    """The index of the line whose end closes the span opened at `start`, when nothing between
+    opens or closes a span of the same run (a code span never holds its own delimiter)."""
+    for index in range(start, len(lines)):
+        text = lines[index].text
+        if not text.strip():
+            return None  # a blank line ends the paragraph, and an open span with it
+        body = text.lstrip()[len(ticks) :] if index == start else text
+        close = _SPAN_CLOSE.search(body)
+        closed = close is not None and close.group(1) == ticks
+        inner = body[: close.start()] if closed and close is not None else body
+        if re.search(rf"(?<!`){ticks}(?!`)", inner):
+            return None
+        if closed and inner.strip():
+            return index
+    return None
+
+
 def prepare_lines(text: str) -> tuple[list[Line], bool]:
     """Paste lines with debris removed; prompts stripped and remembered; comments marked."""
     out = []
-    for pasted in clean_paste(text, keep_prompts=True):
+    for pasted in _unwrap_code_span(clean_paste(text, keep_prompts=True)):
         line = _CONTINUATION_PROMPT.sub("", pasted.text)
         inline = _code_span_command(line)
         if inline is not None:

@@ -290,11 +290,25 @@ def _program_anchor(words: list[Token], index: int, name: str, following: str) -
         return Anchor("vllm_serve", index, index + 2)
     if _PYTHON.match(name):
         return _python_anchor(words, index)
-    if name in _SHELLS and following.startswith("-") and following.endswith("c") and index + 2 < len(words):
+    if _shell_c(name, following) and index + 2 < len(words):
         # `command: ["/bin/sh", "-c", "--"]` in pod specs: `--` ends sh's options; the script follows.
         script_at = index + 3 if words[index + 2].text == "--" and index + 3 < len(words) else index + 2
         return Anchor("shell_c", index, script_at)
     return None
+
+
+def _shell_c(name: str, option: str) -> bool:
+    """`sh -c`, `bash -lc`, `sh -ec`: a shell told to run the string that follows as its script."""
+    return name in _SHELLS and option.startswith("-") and not option.startswith("--") and option.endswith("c")
+
+
+def awaits_script(words: list[Token]) -> bool:
+    """A shell `-c` whose script is still to come (`command: ["/bin/sh", "-c"]`, maybe with `--`):
+    the next word given (the first `args:` item) is the whole script."""
+    texts = [word.text for word in words]
+    if len(texts) == 3 and texts[2] == "--":
+        texts = texts[:2]
+    return len(texts) == 2 and _shell_c(basename(texts[0]), texts[1])
 
 
 def _python_anchor(words: list[Token], index: int) -> Anchor | None:

@@ -13,6 +13,7 @@ import yaml
 from vllm_triage.parsers import safe_yaml
 from vllm_triage.parsers.base import clean_paste
 from vllm_triage.parsers.launch.lexer import Logical, Token, tokenize, tokenize_string
+from vllm_triage.parsers.launch.wrappers import awaits_script
 
 Path = tuple[Any, ...]
 
@@ -152,16 +153,23 @@ _WHOLE_COMMAND = re.compile(r"^\s*(?:\S*/)?(?:python[\d.]*|vllm|bash|sh)\s+\S")
 
 
 def command_tokens(
-    doc: YamlDoc, path: Path, value: Any, notes: list[str], expand: Callable[[str, int | None], str]
+    doc: YamlDoc,
+    path: Path,
+    value: Any,
+    notes: list[str],
+    expand: Callable[[str, int | None], str],
+    before: list[Token] | None = None,
 ) -> list[Token]:
     """A YAML command/entrypoint/args value as words: a list is taken item by item (no shell
-    splitting), a string is split like a shell would."""
+    splitting), a string is split like a shell would. `before` is the entrypoint these words
+    follow: after `["/bin/sh", "-c"]` the first item is the script, one string the shell lexes."""
+    script_first = before is not None and awaits_script(before)
     if isinstance(value, list):
         tokens = []
         for index, item in enumerate(value):
             line = doc.line((*path, index))
             text = expand(yaml_scalar(item), line)
-            if index == 0 and _WHOLE_COMMAND.match(text):
+            if index == 0 and not script_first and _WHOLE_COMMAND.match(text):
                 # `command: ["python3 -m vllm… --model m"]`: the exec form runs the item as one
                 # program name, so the container cannot start; what was meant is the split line
                 notes.append(

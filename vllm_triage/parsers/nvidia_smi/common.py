@@ -9,6 +9,7 @@ from typing import Any
 
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Provenance
+from vllm_triage.ingest import prefixes
 from vllm_triage.parsers.base import ParseResult, PasteLine, clean_paste
 
 VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
@@ -45,8 +46,17 @@ def int_or_none(value: str | None) -> int | None:
 
 
 def lines_of(text: str) -> list[PasteLine]:
-    """Paste debris removed, but prompt lines kept: `$ nvidia-smi --query-gpu=…` names the csv columns."""
-    return clean_paste(text, keep_prompts=True)
+    """Paste debris removed, but prompt lines kept: `$ nvidia-smi --query-gpu=…` names the csv columns.
+    Output that reached us through a container transport (`docker compose up`'s `svc_1  | `,
+    `kubectl logs --prefix`, `docker logs -t` times) has that prefix taken off by the one prefix
+    grammar, when most lines carry one: a lone `a | b` line of another paste keeps its text."""
+    lines = clean_paste(text, keep_prompts=True)
+    rests = [prefixes.strip_transport(line.text)[0] for line in lines]
+    shown = [(line.text, rest) for line, rest in zip(lines, rests, strict=True) if line.text.strip()]
+    carried = sum(1 for text, rest in shown if rest != text)
+    if carried < 2 or 2 * carried < len(shown):
+        return lines
+    return [PasteLine(line.number, rest) for line, rest in zip(lines, rests, strict=True)]
 
 
 @dataclass

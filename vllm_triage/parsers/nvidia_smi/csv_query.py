@@ -32,8 +32,28 @@ from vllm_triage.parsers.nvidia_smi.common import (
 _QUERY_COMMAND = re.compile(r"--query-(gpu|compute-apps)[= ]([\w.,]+)")
 _FIELD_LIKE = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*(?:\s*\[[^\]]*\])?$")
 _UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")
-_ALIASES = {"gpu_name": "name", "gpu_bus_id": "pci.bus_id", "used_memory": "used_gpu_memory"}
+_ALIASES = {
+    "gpu_name": "name",
+    "gpu_bus_id": "pci.bus_id",
+    "gpu_serial": "serial",
+    "used_memory": "used_gpu_memory",
+}
 _APP_FIELDS = {"pid", "process_name", "used_gpu_memory", "gpu_uuid"}
+# Header names only --query-compute-apps prints: its process columns, and the `gpu_`-prefixed
+# names of the GPU a process runs on (--query-gpu heads the same columns uuid, name, pci.bus_id,
+# serial). Any of them makes the block a process list, whether or not pid was asked for.
+_APP_HEADER_NAMES = frozenset(
+    {
+        "pid",
+        "process_name",
+        "used_gpu_memory",
+        "used_memory",
+        "gpu_uuid",
+        "gpu_name",
+        "gpu_bus_id",
+        "gpu_serial",
+    }
+)
 _GPU_FIELDS = frozenset(
     """index name uuid pci.bus_id driver_version memory.total memory.used memory.free memory.reserved
     mig.mode.current mig.mode.pending compute_cap persistence_mode count timestamp temperature.gpu
@@ -114,6 +134,11 @@ def _csv_header(text: str) -> list[str] | None:
     return fields
 
 
+def _header_names(text: str) -> set[str]:
+    """The names of a header line as nvidia-smi printed them (units off, no aliases applied)."""
+    return {_UNIT.sub("", token).strip().lower() for token in split(text)}
+
+
 def csv_blocks(lines: list[PasteLine], commands: list[tuple[str, list[str], str, int]]) -> list[_CsvBlock]:
     by_line = {number: (query, fields) for query, fields, _, number in commands}
     blocks: list[_CsvBlock] = []
@@ -133,7 +158,7 @@ def csv_blocks(lines: list[PasteLine], commands: list[tuple[str, list[str], str,
             continue
         header = _csv_header(text)
         if header:
-            query = "compute-apps" if "pid" in header else "gpu"
+            query = "compute-apps" if _header_names(text) & _APP_HEADER_NAMES else "gpu"
             current = _CsvBlock(header, query, line.number, open_ended=split(text)[-1] in _ELIDED)
             blocks.append(current)
             continue

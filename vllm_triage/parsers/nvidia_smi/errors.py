@@ -43,6 +43,21 @@ _ERRORS: list[tuple[re.Pattern[str], str, str, str, str]] = [
         "reload the nvidia modules). Compare /proc/driver/nvidia/version with the library version.",
     ),
     (
+        # The other driver/library mismatch: nvidia-smi checks the driver version the NVML library it
+        # loaded reports against its own, before any GPU is asked. Seen with an NVML shim or hook
+        # library earlier on the library path (Bruce-Lee-LY/cuda_hook #8 and #15) and a rebuilt
+        # libnvidia-ml.so.1 (CFSworks/nvml_fix #2, followed by "Failed to properly shut down NVML").
+        re.compile(r"Mismatch in versions between nvidia-smi and NVML", re.IGNORECASE),
+        "nvidia-smi-nvml-mismatch",
+        "error",
+        "nvidia-smi and the NVML library it loaded are from different driver versions "
+        "(driver/library mismatch)",
+        "The libnvidia-ml.so.1 found first is not the one installed with this nvidia-smi: look for a shim, "
+        "hook or copied library on LD_LIBRARY_PATH / LD_PRELOAD (`ldconfig -p | grep nvidia-ml`), or an "
+        "nvidia-smi copied from another driver. In a container both are mounted from the host by the GPU "
+        "runtime; an image that ships its own driver libraries or nvidia-smi breaks that.",
+    ),
+    (
         re.compile(r"Failed to initialize NVML:\s*Unknown Error", re.IGNORECASE),
         "nvidia-smi-nvml-unknown-error",
         "error",

@@ -104,6 +104,7 @@ class _Snapshot:
     process_state: str = "absent"  # absent | header | rows | closed
     processes: list[_TableProcess] = field(default_factory=list)
     no_processes_line: int | None = None
+    processes_closed_line: int | None = None  # the border that closes the Processes table
     mig_state: str = "absent"
     mig_devices: list[dict[str, Any]] = field(default_factory=list)
     mig_devices_line: int | None = None
@@ -272,6 +273,7 @@ def _process_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
         return
     if _BORDER.match(text):
         snap.process_state = "closed"
+        snap.processes_closed_line = line.number
         return
     if "No running processes found" in text:
         snap.no_processes_line = line.number
@@ -377,15 +379,20 @@ def _emit_gpus(snap: _Snapshot, out: Out) -> None:
     indexes = [gpu.index for gpu in gpus]
     pad = indexes[0] if not whole and indexes == list(range(indexes[0], indexes[0] + len(gpus))) else 0
     pad = pad if pad <= 64 else 0
-    # a GPU in error prints ERR! where its name belongs: that is no model name
-    models = [None if _GPU_ERROR_CELL.fullmatch(gpu.name) else gpu.name for gpu in gpus]
-    note = "None: name unreadable (ERR!)" if None in models else None
+    # a GPU in error prints ERR! where its name belongs: that is no model name; nor is what is left
+    # of a name when the paste ends inside its cell (`|   1  NVID`): the paste cannot prove it
+    models = [None if _GPU_ERROR_CELL.fullmatch(gpu.name) or gpu.name_cut else gpu.name for gpu in gpus]
+    note = None
+    if any(gpu.name_cut for gpu in gpus):
+        note = "None: the row is cut inside the name"
+    elif None in models:
+        note = "None: name unreadable (ERR!)"
     if pad:
         note = f"GPUs 0-{pad - 1} are not in the paste: None in their places"
     out.fact("gpu_models", [None] * pad + models, first, note)
     for gpu in gpus:
         if gpu.name_cut:
-            out.note(f"line {gpu.line}: GPU {gpu.index}'s row is cut; its name may be incomplete")
+            out.note(f"line {gpu.line}: GPU {gpu.index}'s row is cut inside its name: None in gpu_models")
         elif gpu.name.endswith("..."):
             out.note(f"line {gpu.line}: nvidia-smi shortened GPU {gpu.index}'s name to {gpu.name!r}")
     _emit_memory(gpus, out, pad)
@@ -438,6 +445,13 @@ def _emit_processes(snap: _Snapshot, out: Out) -> None:
         if snap.no_processes_line is not None:
             out.fact("gpu_processes", 0, snap.no_processes_line)
             out.fact("gpu_process_list", [], snap.no_processes_line)
+        elif snap.process_state == "closed" and snap.processes_closed_line is not None:
+            # Header, `|===|` rule and closing border with no row between: nvidia-smi listed none.
+            # (Some releases print no "No running processes found" line; inside a container the
+            # list holds only processes of the container's own PID namespace.)
+            note = "the Processes table is empty: no process visible where nvidia-smi ran"
+            out.fact("gpu_processes", 0, snap.processes_closed_line, note)
+            out.fact("gpu_process_list", [], snap.processes_closed_line, note)
         else:
             out.note("the Processes table is cut before its first row: gpu_processes left out")
         return
