@@ -152,9 +152,8 @@ class FatalityJudge:
             if doomed and marker.name == "platform" and marker.row.stream == error.stream:
                 # The doom was having no platform: the same process found one after all (an
                 # out-of-tree plugin activated after the builtin probe said "No platform detected").
-                return Survival(
-                    marker.row.line, f"the same process found its platform afterwards (line {marker.row.line})"
-                )
+                line = marker.row.line
+                return Survival(line, f"the same process found its platform afterwards (line {line})")
             if doomed and marker.name != "ready":
                 continue
             if marker.name in _RESTART_STEPS and before and marker.order <= reached_any:
