@@ -38,3 +38,23 @@ def test_query_and_table_cells_with_long_whitespace_runs_are_linear() -> None:
 def test_a_dockerfile_cmd_with_a_long_blank_run_is_linear() -> None:
     # `CMD[ \t]+.*vllm` could split the run between `+` and `.*` in every way when no vLLM follows
     _linear(lambda n: launch_looks_like("FROM python:3.12\nCMD" + " " * n + "x \\\n"))
+
+
+def test_a_gpu_line_with_a_long_blank_run_before_more_text_is_linear() -> None:
+    # seed 13: `GPU 5: NVIDIA H20` then 13,000 spaces then a pasted curl's tail, under the key
+    head = "GPU models and configuration : \nGPU 0: NVIDIA H20\nGPU 5: NVIDIA H20"
+    _linear(
+        lambda n: collect_env.parse(
+            head + " " * n + '9f8e7d6c5b4a" \\\n\nNvidia driver version : 570.1\n', "e.txt"
+        )
+    )
+
+
+def test_gpu_models_keep_their_names_without_the_uuid() -> None:
+    text = (
+        "GPU models and configuration : \nGPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-5f2c)\n"
+        "GPU 1: NVIDIA H100 80GB HBM3   \n\nNvidia driver version : 570.124.06\n"
+    )
+    facts = collect_env.parse(text, "env.txt").facts
+    models = next(v for k, v in facts.items() if k.endswith("gpu_models"))
+    assert models.value == ["NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"]

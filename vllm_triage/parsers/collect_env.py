@@ -93,7 +93,11 @@ _KEY_VALUE = re.compile(
     r"^(?P<key>[A-Za-z](?:[A-Za-z0-9 _/().-]*?[A-Za-z0-9_/().-])?)\s*:(?:\s(?P<value>.*)|$)"
 )
 _BANNER = re.compile(r"^\s*={10,}\s*$")
-_GPU_LINE = re.compile(r"^\s*GPU (?P<index>\d+): (?P<model>.+?)\s*(?:\(UUID: [^)]*\))?\s*$")
+# The model is what follows `GPU N: `, its `(UUID: …)` and trailing blanks cut in Python: a lazy
+# model before optional blanks and `$` backtracked quadratically over a long run of spaces that a
+# non-blank ends (fuzz seed 13: a 14 KB line took over 10 s).
+_GPU_LINE = re.compile(r"^\s*GPU (?P<index>\d+): (?P<rest>.*)$")
+_UUID_TAIL = "(UUID: "
 _MIG_LINE = re.compile(r"^\s+MIG \S+")
 _PACKAGE = re.compile(
     r"^\[(?P<tool>pip\d*|uv|conda)\]\s+(?P<spec>\S(?:.*\S)?)\s*$"
@@ -354,20 +358,31 @@ def _add_env(reading: _Reading, name: str, value: str, number: int) -> None:
     reading.env[name] = (value, number)
 
 
+def _gpu_model(text: str) -> str | None:
+    """The model of a `GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-…)` line, or None."""
+    gpu = _GPU_LINE.match(text)
+    if gpu is None:
+        return None
+    model = gpu.group("rest").rstrip()
+    if model.endswith(")") and _UUID_TAIL in model:
+        model = model[: model.rfind(_UUID_TAIL)].rstrip()
+    return model or None
+
+
 def _read_gpu_models(reading: _Reading, lines: list[PasteLine], index: int, value: str) -> int:
     number = lines[index].number
     reading.values.setdefault(_KEY_GPU_MODELS, (value, number))
-    gpu = _GPU_LINE.match(value)
-    if gpu:  # a single GPU is printed on the key's own line
-        reading.gpu_models.append((gpu.group("model"), number))
+    model = _gpu_model(value)
+    if model:  # a single GPU is printed on the key's own line
+        reading.gpu_models.append((model, number))
     if value:
         return index + 1
     cursor = index + 1
     while cursor < len(lines):
         text = lines[cursor].text
-        gpu = _GPU_LINE.match(text)
-        if gpu:
-            reading.gpu_models.append((gpu.group("model"), lines[cursor].number))
+        model = _gpu_model(text)
+        if model:
+            reading.gpu_models.append((model, lines[cursor].number))
         elif not _MIG_LINE.match(text):
             break  # the blank line (or next key) after the list
         cursor += 1
