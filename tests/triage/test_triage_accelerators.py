@@ -8,7 +8,7 @@ issue threads, XPU vLLM threads); none is a copy of one.
 
 from __future__ import annotations
 
-from pathlib import Path
+from triage_helpers import write_log as _write
 
 W = "(EngineCore_DP0 pid=412) (VllmWorker rank=0 pid=530)"
 PREFIX = f"{W} ERROR 07-01 08:38:50 [multiproc_executor.py:546]"
@@ -17,12 +17,6 @@ ROCM_START = """INFO 02-17 13:41:20 [__init__.py:239] Automatically detected pla
 INFO 02-17 13:41:24 [api_server.py:1034] vLLM API server version 0.8.5
 INFO 02-17 13:41:31 [llm_engine.py:241] Initializing a V0 LLM engine (v0.8.5) with config: model='acme/chat-7b'
 """
-
-
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "server.log"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def test_rocm_invalid_device_function_is_a_build_without_the_gpus_isa(tmp_path, triage_json):

@@ -4,7 +4,9 @@ message without the class — is one failure: the first print, naming the class,
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
+
+from triage_helpers import write_log
 
 SITE = "/opt/venvs/serve/lib/python3.12/site-packages"
 MESSAGE = (
@@ -13,10 +15,7 @@ MESSAGE = (
 )
 
 
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "engine.log"
-    path.write_text(text, encoding="utf-8")
-    return path
+_write = partial(write_log, name="engine.log")
 
 
 def _logged(message: str) -> str:

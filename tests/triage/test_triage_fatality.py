@@ -7,9 +7,9 @@ errors the server went on after.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from triage_helpers import survived as _survived
+from triage_helpers import write_log as _write
 
 E = "(EngineCore_DP0 pid=157)"
 A = "(APIServer pid=1)"
@@ -21,16 +21,6 @@ V1_START = f"""INFO 09-21 11:03:52 [__init__.py:216] Automatically detected plat
 {E} INFO 09-21 11:04:12 [parallel_state.py:1165] rank 0 in world size 1 is assigned as DP rank 0, PP rank 0, TP rank 0, EP rank 0
 {E} INFO 09-21 11:04:12 [gpu_model_runner.py:2338] Starting to load model org/m...
 """
-
-
-def _write(tmp_path: Path, text: str, name: str = "server.log") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _survived(data: dict) -> list[dict]:
-    return [f for f in data["findings"] if f["id"] == "survived-error"]
 
 
 def test_a_retried_hub_failure_is_survived_and_the_later_fatal_error_is_the_root(tmp_path, triage_json):

@@ -6,22 +6,13 @@ prints it."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from triage_helpers import survived as _survived
+from triage_helpers import write_log as _write
 
 A = "(APIServer pid=2294868)"
 E = "(EngineCore pid=2295872)"
 W = "(Worker_TP3_EP3 pid=2295939)"
 SITE = "/usr/local/lib/python3.12/dist-packages"
-
-
-def _write(tmp_path: Path, text: str, name: str = "server.log") -> Path:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _survived(data: dict) -> list[dict]:
-    return [f for f in data["findings"] if f["id"] == "survived-error"]
 
 
 GREP_EXCERPT = (

@@ -4,16 +4,15 @@ arguments) is followed by the next step. Logs written for the test after how vLL
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
+
+from triage_helpers import write_log
 
 E = "(EngineCore pid=3107)"
 A = "(APIServer pid=2950)"
 
 
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "serve.log"
-    path.write_text(text, encoding="utf-8")
-    return path
+_write = partial(write_log, name="serve.log")
 
 
 V1_UNTIL_GROUPS = (

@@ -6,13 +6,11 @@ recipes#51, OpenRLHF / TRL embeddings); none is a copy of one.
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 
+from triage_helpers import write_log
 
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "paste.txt"
-    path.write_text(text, encoding="utf-8")
-    return path
+_write = partial(write_log, name="paste.txt")
 
 
 def test_a_command_followed_by_argparses_error_is_that_runs_log(tmp_path, triage_json):

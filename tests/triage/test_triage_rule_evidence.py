@@ -5,15 +5,14 @@ how vLLM and torch print them."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
+
+from triage_helpers import write_log
 
 SITE = "/opt/conda/lib/python3.10/site-packages"
 
 
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "run.log"
-    path.write_text(text, encoding="utf-8")
-    return path
+_write = partial(write_log, name="run.log")
 
 
 OLD_NO_DEVICE = (

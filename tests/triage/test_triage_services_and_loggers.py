@@ -6,13 +6,7 @@ written here after the public reports cited in the rules and prefixes; none is a
 
 from __future__ import annotations
 
-from pathlib import Path
-
-
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "server.log"
-    path.write_text(text, encoding="utf-8")
-    return path
+from triage_helpers import write_log as _write
 
 
 def test_a_launcher_line_cut_after_terminating_still_says_the_engine_died(tmp_path, triage_json):

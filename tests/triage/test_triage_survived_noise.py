@@ -5,21 +5,17 @@ protobuf/TensorFlow import path and uvicorn print them."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
+
+from triage_helpers import survived as _survived
+from triage_helpers import write_log
 
 A = "(APIServer pid=412)"
 E = "(EngineCore_DP0 pid=699)"
 UVICORN = "/usr/local/lib/python3.12/dist-packages/uvicorn/protocols/http/httptools_impl.py"
 
 
-def _write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "vllm.log"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _survived(data: dict) -> list[dict]:
-    return [f for f in data["findings"] if f["id"] == "survived-error"]
+_write = partial(write_log, name="vllm.log")
 
 
 API_START = (
