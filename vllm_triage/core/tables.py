@@ -66,3 +66,30 @@ def with_extra_dirs(builtin: Path, extra_dirs: list[str] | None) -> tuple[str, .
             raise RuleError(f"--rules {extra}: not a directory")
         dirs.append(path)
     return tuple(str(d) for d in dirs)
+
+
+# The rule families (engine rules, redaction rules) name the rule in every error, so a user with
+# hundreds of tables under --rules is told which one; these three are the checks every family makes.
+def rule_fail(file: str, noun: str, rule_id: str | None, message: str) -> RuleError:
+    where = f"{file}: {noun} {rule_id}" if rule_id else file
+    return RuleError(f"{where}: {message}")
+
+
+def rule_id(table: Mapping[str, Any], file: str, noun: str, known: set[str], what: str) -> str:
+    """The table's id, after refusing a table without one or with a field no reader would use (a
+    typo such as `must_mach` would otherwise silently drop its examples)."""
+    value = table.get("id")
+    if not isinstance(value, str) or not value:
+        raise rule_fail(file, noun, None, f"{what} has no id")
+    unknown = set(table) - known
+    if unknown:
+        raise rule_fail(file, noun, value, f"unknown field(s) {', '.join(sorted(unknown))}")
+    return value
+
+
+def string_list(table: Mapping[str, Any], key: str, file: str, noun: str, rule_id: str | None) -> list[str]:
+    """A list-of-strings field; a bare string would otherwise be read as a list of characters."""
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise rule_fail(file, noun, rule_id, f"'{key}' must be a list of strings")
+    return list(value)

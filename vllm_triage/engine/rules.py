@@ -16,6 +16,7 @@ from typing import Any
 import regex
 import tomllib
 
+from vllm_triage.core import tables
 from vllm_triage.core.errors import RuleError
 from vllm_triage.core.phases import PHASES
 from vllm_triage.core.tables import with_extra_dirs
@@ -183,17 +184,11 @@ _RULE_KEYS = {
 
 
 def _fail(file: str, rule_id: str | None, message: str) -> RuleError:
-    where = f"{file}: rule {rule_id}" if rule_id else file
-    return RuleError(f"{where}: {message}")
+    return tables.rule_fail(file, "rule", rule_id, message)
 
 
 def _rule_from_table(table: dict, file: str) -> Rule:
-    rule_id = table.get("id")
-    if not isinstance(rule_id, str) or not rule_id:
-        raise _fail(file, None, "a rule has no id")
-    unknown = set(table) - _RULE_KEYS
-    if unknown:
-        raise _fail(file, rule_id, f"unknown field(s) {', '.join(sorted(unknown))}")
+    rule_id = tables.rule_id(table, file, "rule", _RULE_KEYS, "a rule")
     for key in ("kind", "phase", "pattern"):
         if not isinstance(table.get(key), str) or not table.get(key):
             raise _fail(file, rule_id, f"missing or empty '{key}'")
@@ -210,7 +205,7 @@ def _rule_from_table(table: dict, file: str) -> Rule:
         raise _fail(file, rule_id, f"implies must be one of {IMPLIES}")
     if kind == "error" and not table.get("explain"):
         raise _fail(file, rule_id, "an error rule needs 'explain'")
-    must_match = table.get("must_match", [])
+    must_match = tables.string_list(table, "must_match", file, "rule", rule_id)
     if kind in ("error", "consequence", "noise", "marker") and not must_match:
         raise _fail(file, rule_id, "needs at least one example in 'must_match'")
     return Rule(
@@ -223,9 +218,9 @@ def _rule_from_table(table: dict, file: str) -> Rule:
         priority=int(table.get("priority", 50)),
         explain=table.get("explain", ""),
         advice=table.get("advice", ""),
-        refs=list(table.get("refs", [])),
+        refs=tables.string_list(table, "refs", file, "rule", rule_id),
         must_match=list(must_match),
-        must_not_match=list(table.get("must_not_match", [])),
+        must_not_match=tables.string_list(table, "must_not_match", file, "rule", rule_id),
         phase_source=phase_source,
         implies=implies,
         milestone=table.get("milestone", ""),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import regex
 
+from vllm_triage.core import tables
 from vllm_triage.core.errors import RuleError
 from vllm_triage.core.tables import read_toml
 from vllm_triage.resources import rules_dir
@@ -216,16 +217,15 @@ def looks_like_path(value: str) -> bool:
     return bool(segments) and not any(_random_looking(s) for s in segments)
 
 
+_NOUN = "redact rule"
+
+
 def _fail(file: str, rule_id: str | None, message: str) -> RuleError:
-    where = f"{file}: redact rule {rule_id}" if rule_id else file
-    return RuleError(f"{where}: {message}")
+    return tables.rule_fail(file, _NOUN, rule_id, message)
 
 
 def _strings(table: dict, key: str, file: str, rule_id: str | None) -> list[str]:
-    value = table.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(file, rule_id, f"'{key}' must be a list of strings")
-    return list(value)
+    return tables.string_list(table, key, file, _NOUN, rule_id)
 
 
 def _compiled_or_fail(pattern: object, file: str, rule_id: str) -> str:
@@ -241,12 +241,7 @@ def _compiled_or_fail(pattern: object, file: str, rule_id: str) -> str:
 
 
 def _secret_from_table(table: dict, file: str) -> SecretRule:
-    rule_id = table.get("id")
-    if not isinstance(rule_id, str) or not rule_id:
-        raise _fail(file, None, "a [[secret]] table has no id")
-    unknown = set(table) - _SECRET_KEYS
-    if unknown:
-        raise _fail(file, rule_id, f"unknown field(s) {', '.join(sorted(unknown))}")
+    rule_id = tables.rule_id(table, file, _NOUN, _SECRET_KEYS, "a [[secret]] table")
     pattern = _compiled_or_fail(table.get("pattern"), file, rule_id)
     gate = table.get("gate", "")
     if gate not in ("", "name"):
@@ -283,12 +278,7 @@ def _secret_from_table(table: dict, file: str) -> SecretRule:
 
 
 def _mask_from_table(table: dict, file: str) -> MaskRule:
-    rule_id = table.get("id")
-    if not isinstance(rule_id, str) or not rule_id:
-        raise _fail(file, None, "a [[mask]] table has no id")
-    unknown = set(table) - _MASK_KEYS
-    if unknown:
-        raise _fail(file, rule_id, f"unknown field(s) {', '.join(sorted(unknown))}")
+    rule_id = tables.rule_id(table, file, _NOUN, _MASK_KEYS, "a [[mask]] table")
     if table.get("kind") not in MASK_KINDS:
         raise _fail(file, rule_id, f"kind must be one of {', '.join(MASK_KINDS)}")
     pattern = _compiled_or_fail(table.get("pattern"), file, rule_id)
