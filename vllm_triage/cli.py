@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from vllm_triage import __version__
+from vllm_triage import __version__, cli_options
 from vllm_triage.cli_limits import input_limit_options
 from vllm_triage.commands.output import (
     add_quiet_everywhere,
@@ -82,13 +82,7 @@ def cli() -> None:
     """Offline forensic analyzer for failed vLLM deployments."""
 
 
-rules_option = click.option(
-    "--rules",
-    "rule_dirs",
-    multiple=True,
-    type=click.Path(),
-    help="Extra rule directory (repeatable); its ids override built-ins.",
-)
+rules_option = cli_options.rules_option("Extra rule directory (repeatable); its ids override built-ins.")
 
 
 def _complete_sample(_ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[str]:

@@ -7,6 +7,7 @@ import sys
 import click
 
 from vllm_triage.cli_limits import input_limit_options
+from vllm_triage.cli_options import LOG_AND_COMPARE_RULES, rules_option
 
 EPILOG = (
     "Exit codes: 0 every item passes (complete); 1 an item fails or is missing (incomplete); 2 usage "
@@ -17,13 +18,7 @@ EPILOG = (
 @click.command("check", epilog=EPILOG)
 @click.argument("bundles", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--rules",
-    "rule_dirs",
-    multiple=True,
-    type=click.Path(),
-    help="Extra rule directory (repeatable): log rules and compare data.",
-)
+@rules_option(LOG_AND_COMPARE_RULES)
 @input_limit_options
 def command(bundles: tuple[str, ...], fmt: str, rule_dirs: tuple[str, ...]) -> None:
     """Is the bundle ready to file upstream? Each checklist item is pass, fail or missing, with its

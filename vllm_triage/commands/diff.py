@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from vllm_triage.cli_limits import input_limit_options
+from vllm_triage.cli_options import COMPARE_RULES, rules_option
 
 EXIT_CODES = (
     "Exit codes: 0 identical, or one variable changed; 2 usage error; 3 confounded (more than one "
@@ -21,13 +22,7 @@ EXIT_CODES = (
 @click.option(
     "--show-noise", is_flag=True, help="Also list the noise, explicit defaults and one-sided values left out."
 )
-@click.option(
-    "--rules",
-    "rule_dirs",
-    multiple=True,
-    type=click.Path(),
-    help="Extra rule directory (repeatable): log rules, and compare data (noise, knob groups, defaults).",
-)
+@rules_option(COMPARE_RULES)
 @input_limit_options
 def command(run_a: str, run_b: str, fmt: str, show_noise: bool, rule_dirs: tuple[str, ...]) -> None:
     """Compare two runs: the knobs that changed (derived facts grouped under the knob that explains

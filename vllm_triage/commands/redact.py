@@ -7,6 +7,7 @@ import sys
 import click
 
 from vllm_triage.cli_limits import input_limit_options
+from vllm_triage.cli_options import rules_option
 
 EPILOG = (
     "Exit codes: 0 written and the leak scan is clean; 1 written but the leak scan still finds "
@@ -38,13 +39,7 @@ EPILOG = (
 @click.option(
     "--disable", "disabled", multiple=True, metavar="RULE", help="Skip a redaction rule by id (repeatable)."
 )
-@click.option(
-    "--rules",
-    "rule_dirs",
-    multiple=True,
-    type=click.Path(),
-    help="Extra rule directory with [[secret]]/[[mask]] tables.",
-)
+@rules_option("Extra rule directory with [[secret]]/[[mask]] tables.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @input_limit_options
 def command(

@@ -8,6 +8,7 @@ import sys
 import click
 
 from vllm_triage.cli_limits import input_limit_options
+from vllm_triage.cli_options import LOG_AND_COMPARE_RULES, rules_option
 
 EPILOG = (
     "Exit codes: 0 written; 1 the leak scan found something secret-looking in the redacted report "
@@ -38,13 +39,7 @@ EPILOG = (
     show_default=True,
     help="Replace secrets (tokens, keys, passwords…) with stable placeholders, then leak-scan the output.",
 )
-@click.option(
-    "--rules",
-    "rule_dirs",
-    multiple=True,
-    type=click.Path(),
-    help="Extra rule directory (repeatable): log rules and compare data.",
-)
+@rules_option(LOG_AND_COMPARE_RULES)
 @input_limit_options
 def command(
     bundles: tuple[str, ...],

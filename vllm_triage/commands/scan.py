@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from vllm_triage.cli_limits import input_limit_options
+from vllm_triage.cli_options import rules_option
 
 EPILOG = (
     "Each bundle (a folder with bundle.toml, an archive, or a folder holding a vLLM log) is one run. "
@@ -69,9 +70,7 @@ class _ProgressBar:
     help="Analyse every bundle again, even unchanged ones (after upgrading vllm-triage).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--rules", "rule_dirs", multiple=True, type=click.Path(), help="Extra rule directory (repeatable)."
-)
+@rules_option("Extra rule directory (repeatable).")
 @input_limit_options
 def command(
     paths: tuple[str, ...],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from vllm_triage.cli_limits import input_limit_options
+from vllm_triage.cli_options import COMPARE_RULES, rules_option
 
 EXIT_CODES = (
     "Exit codes: 0 every step changed at most one variable; 2 usage error; 3 confounded (a step changed "
@@ -17,13 +18,7 @@ EXIT_CODES = (
 @click.argument("trials", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md"]), default="text", show_default=True)
 @click.option("--show-noise", is_flag=True, help="Also list, per step, the noise left out.")
-@click.option(
-    "--rules",
-    "rule_dirs",
-    multiple=True,
-    type=click.Path(),
-    help="Extra rule directory (repeatable): log rules, and compare data (noise, knob groups, defaults).",
-)
+@rules_option(COMPARE_RULES)
 @input_limit_options
 def command(trials: tuple[str, ...], fmt: str, show_noise: bool, rule_dirs: tuple[str, ...]) -> None:
     """Judge trials in order: per step the knob(s) changed and the outcome, steps that changed more
