@@ -7,11 +7,12 @@ docker gives `device=0,1` where inspect gives `0,1`. Comparisons and checks go t
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from vllm_triage.core import pysource
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -72,7 +73,7 @@ def _structured(value: Any) -> Any:
     if isinstance(value, str):
         text = value.strip()
         if text[:1] in "[{":
-            for loader in (json.loads, ast.literal_eval):
+            for loader in (json.loads, pysource.literal_eval):
                 try:
                     return loader(text)
                 except (ValueError, SyntaxError, MemoryError, RecursionError):

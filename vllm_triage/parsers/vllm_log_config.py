@@ -22,12 +22,12 @@ uses, so every line triage understands is read here too. Line numbers count `\\n
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from vllm_triage.core import pysource
 from vllm_triage.core.roles import Role
 from vllm_triage.ingest import gutter, prefixes
 from vllm_triage.parsers.base import ParseResult
@@ -331,7 +331,7 @@ def _attention_backend(message: str) -> tuple[str, str] | None:
 def _parse_dict_repr(body: str) -> tuple[list[tuple[str, Any]], bool]:
     """Pairs of a Python dict repr; (pairs, complete). Literal values keep their JSON types."""
     try:
-        value = ast.literal_eval(body)
+        value = pysource.literal_eval(body)
         if isinstance(value, dict):
             return [(str(k), _jsonable(v)) for k, v in value.items()], True
     except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -345,7 +345,7 @@ def _parse_dict_repr(body: str) -> tuple[list[tuple[str, Any]], bool]:
         if not sep:
             continue
         try:
-            key = ast.literal_eval(key_text.strip())
+            key = pysource.literal_eval(key_text.strip())
         except (ValueError, SyntaxError):
             continue
         pairs.append((str(key), _literal_or_repr(value_text)))
@@ -440,7 +440,7 @@ def _literal_or_repr(text: str) -> Any:
     """The Python literal as a JSON-typed value, else the repr text itself (e.g. `auto`, `<Enum.X: 3>`)."""
     text = text.strip()
     try:
-        return _jsonable(ast.literal_eval(text))
+        return _jsonable(pysource.literal_eval(text))
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from vllm_triage.core import pysource
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Provenance
 from vllm_triage.parsers.base import ParseResult
@@ -271,7 +271,7 @@ def _python_configs(text: str, ctx: Context) -> list[_Config]:
     try:
         if len(text) > MAX_PYTHON_CHARS:
             raise OverflowError(f"over {MAX_PYTHON_CHARS // 1024} KB")
-        tree: ast.AST = _parse(text)
+        tree: ast.AST = pysource.parse(text)
         constants = _constants(tree)
         calls = [node for node in ast.walk(tree) if _is_llm_config(node)]
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
@@ -306,14 +306,6 @@ def _constants(tree: ast.AST) -> dict[str, ast.expr]:
     return names
 
 
-def _parse(source: str, mode: str = "exec") -> ast.AST:
-    """ast.parse, silent: Python 3.12+ warns on stderr about `"\\d"` and the like while parsing,
-    and a parser never prints (the CLI's stderr is its own one line)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(source, mode=mode)
-
-
 def _calls_alone(text: str) -> list[ast.Call]:
     closing = _matching_brackets(text)
     calls: list[ast.Call] = []
@@ -336,7 +328,7 @@ def _calls_alone(text: str) -> list[ast.Call]:
         line += text.count("\n", counted, start)  # counted on from the last call: linear
         counted = start
         try:
-            expression = _parse("\n" * line + text[start : end + 1].lstrip(), mode="eval")
+            expression = pysource.parse("\n" * line + text[start : end + 1].lstrip(), mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         assert isinstance(expression, ast.Expression)
