@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -144,9 +145,16 @@ def _one(
     try:
         signal.setitimer(signal.ITIMER_PROF, timeout)
         try:
-            run(data)
+            # A warning is a line on the CLI's stderr, which must be its one line: a parser that
+            # lets one out fails like a crash (found: CPython's SyntaxWarning on a config repr).
+            with warnings.catch_warnings(record=True) as printed:
+                warnings.simplefilter("always")
+                run(data)
         finally:
             signal.setitimer(signal.ITIMER_PROF, 0)
+        if printed:
+            why = f"printed a warning: {printed[0].category.__name__}: {printed[0].message}"
+            delta["crashes"].append(save_failure(out, target, seed, i, data, why))
     except Deadline:
         delta["hangs"].append(save_failure(out, target, seed, i, data, f"over {timeout:g} s of CPU"))
     except MemoryError:
