@@ -204,33 +204,31 @@ def _leading_node(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None
     return _group_or_branch(op, arg, ignore_case, _leading_seq)
 
 
-def _leading_seq(items: list, ignore_case: bool) -> frozenset[str] | None:
+def _fixed_start(items: list, ignore_case: bool) -> tuple[frozenset[str], bool]:
+    """The fixed strings a sequence starts with, and whether they are the whole sequence (False
+    when an anchor, a repeat or too many alternatives stopped the walk first)."""
     out: frozenset[str] = frozenset({""})
     for op, arg in items:
         chars = _chars(op, arg, ignore_case)
         if chars is None:
             chars = _exact_node(op, arg, ignore_case)
         if chars is None:
-            break
+            return out, False
         grown = frozenset(s + c for s in out for c in chars)
         if len(grown) > MAX_SET:
-            break
+            return out, False
         out = grown
+    return out, True
+
+
+def _leading_seq(items: list, ignore_case: bool) -> frozenset[str] | None:
+    out, _whole = _fixed_start(items, ignore_case)
     return out if all(out) else None
 
 
 def _exact_seq(items: list, ignore_case: bool) -> frozenset[str] | None:
-    out: frozenset[str] = frozenset({""})
-    for op, arg in items:
-        chars = _chars(op, arg, ignore_case)
-        if chars is None:
-            chars = _exact_node(op, arg, ignore_case)
-        if chars is None:
-            return None  # an anchor or a repeat: not a fixed string
-        out = frozenset(s + c for s in out for c in chars)
-        if len(out) > MAX_SET:
-            return None
-    return out if all(out) else None
+    out, whole = _fixed_start(items, ignore_case)
+    return out if whole and all(out) else None
 
 
 def _node(op: Any, arg: Any, ignore_case: bool) -> frozenset[str] | None:
