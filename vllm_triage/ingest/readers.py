@@ -95,7 +95,20 @@ class Budget:
             )
 
 
-class Bounded(io.RawIOBase):
+class _ReadOnly(io.RawIOBase):
+    """What the three raw streams below share: readable, and readinto by their own read (io's
+    buffered readers and TextIOWrapper call readinto; each subclass only says how to read)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class Bounded(_ReadOnly):
     """A read-only stream that counts every byte it returns against a Budget."""
 
     def __init__(self, inner: BinaryIO, budget: Budget, key: str, close_too: tuple = ()) -> None:
@@ -103,9 +116,6 @@ class Bounded(io.RawIOBase):
         self._inner, self._budget, self._key = inner, budget, key
         self._close_too = close_too  # e.g. the TarFile a member stream belongs to
         self._pos = 0
-
-    def readable(self) -> bool:
-        return True
 
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0:
@@ -122,11 +132,6 @@ class Bounded(io.RawIOBase):
             parts.append(block)
         return b"".join(parts)
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
     def close(self) -> None:
         if not self.closed:
             try:
@@ -137,16 +142,13 @@ class Bounded(io.RawIOBase):
                 super().close()
 
 
-class _Prefixed(io.RawIOBase):
+class _Prefixed(_ReadOnly):
     """Bytes already read (a magic number) put back in front of the rest of a stream."""
 
     def __init__(self, head: bytes, inner: BinaryIO) -> None:
         super().__init__()
         self._head, self._inner = head, inner
         self.consumed = len(head)  # bytes handed out so far (the compressed side of a gunzip)
-
-    def readable(self) -> bool:
-        return True
 
     def read(self, size: int | None = -1) -> bytes:
         if size is None or size < 0:
@@ -159,11 +161,6 @@ class _Prefixed(io.RawIOBase):
             data = self._inner.read(size)
         self.consumed += len(data)
         return data
-
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
 
     def close(self) -> None:
         if not self.closed:
@@ -225,16 +222,13 @@ class _Inflating(Bounded):
         return data
 
 
-class _PositionalReader(io.RawIOBase):
+class _PositionalReader(_ReadOnly):
     """An independent, seekable view of a file descriptor (os.pread keeps no shared offset), so
     several readers of one spooled stdin never disturb each other."""
 
     def __init__(self, fd: int, size: int) -> None:
         super().__init__()
         self._fd, self._size, self._pos = fd, size, 0
-
-    def readable(self) -> bool:
-        return True
 
     def seekable(self) -> bool:
         return True
@@ -253,11 +247,6 @@ class _PositionalReader(io.RawIOBase):
         data = os.pread(self._fd, min(size, max(self._size - self._pos, 0)), self._pos)
         self._pos += len(data)
         return data
-
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
 
 
 # Spooled stdin files stay open (unlinked) for the life of the process: Sources reopen them.
