@@ -33,45 +33,48 @@ def _setter(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
     return callback
 
 
+# (option, field of Limits, type, default shown, help): one row per limit, the same shape for each.
+_LIMITS: tuple[tuple[str, str, click.ParamType, Any, str], ...] = (
+    (
+        "--max-input",
+        "max_input",
+        _Size(),
+        "8G",
+        "Most bytes read from one input (stdin, a file, all members of an archive, inflated).",
+    ),
+    (
+        "--max-line",
+        "max_line",
+        _Size(),
+        "1M",
+        "Longer log lines are cut to this (reported as line-truncated).",
+    ),
+    (
+        "--max-members",
+        "max_members",
+        click.IntRange(min=1),
+        _DEFAULTS.max_members,
+        "Most entries (files, folders, links) in one archive or bundle folder.",
+    ),
+    (
+        "--max-ratio",
+        "max_ratio",
+        click.IntRange(min=1),
+        _DEFAULTS.max_ratio,
+        "A compressed member inflating more than this many times its size is refused (bomb).",
+    ),
+)
+
+
 def input_limit_options(command: Callable) -> Callable:
-    options = (
-        click.option(
-            "--max-input",
-            type=_Size(),
-            default="8G",
+    for flag, name, kind, default, help_text in reversed(_LIMITS):
+        command = click.option(
+            flag,
+            type=kind,
+            default=default,
             show_default=True,
             expose_value=False,
-            callback=_setter("max_input"),
-            help="Most bytes read from one input (stdin, a file, all members of an archive, inflated).",
-        ),
-        click.option(
-            "--max-line",
-            type=_Size(),
-            default="1M",
-            show_default=True,
-            expose_value=False,
-            callback=_setter("max_line"),
-            help="Longer log lines are cut to this (reported as line-truncated).",
-        ),
-        click.option(
-            "--max-members",
-            type=click.IntRange(min=1),
-            default=_DEFAULTS.max_members,
-            show_default=True,
-            expose_value=False,
-            callback=_setter("max_members"),
-            help="Most entries (files, folders, links) in one archive or bundle folder.",
-        ),
-        click.option(
-            "--max-ratio",
-            type=click.IntRange(min=1),
-            default=_DEFAULTS.max_ratio,
-            show_default=True,
-            expose_value=False,
-            callback=_setter("max_ratio"),
-            help="A compressed member inflating more than this many times its size is refused (bomb).",
-        ),
-    )
-    for option in reversed(options):
-        command = option(command)
+            callback=_setter(name),
+            help=help_text,
+        )(command)
     return command
