@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +20,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from fuzz_mutate import OWN_FIXTURES  # noqa: E402
+
 from vllm_triage.core.errors import ExitCode, TriageError
 from vllm_triage.ingest.decode import check_text, decode_all
 from vllm_triage.parsers.registry import REGISTRY
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-# role → the fixture folders written in that format (the rest of the fixtures are mixed in too).
-OWN = {
-    "vllm_log": ("logs", "vllm_log_config"),
-    "nvidia_smi": ("nvidia_smi",),
-    "collect_env": ("collect_env",),
-    "container_inspect": ("inspect",),
-    "launch_command": ("commands",),
-    "environment": ("env",),
-    "request": ("request",),
-}
+# role → the fixture folders written in that format (the rest of the fixtures are mixed in too):
+# the fuzz campaign's own table, so the two keep seeding each parser from the same fixtures.
+OWN = {role: folders for role, folders in OWN_FIXTURES.items() if role != "triage"}
 BUDGET = settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
 
