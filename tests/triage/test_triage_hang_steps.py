@@ -96,3 +96,24 @@ def test_a_log_that_stops_at_the_engine_banner_hangs_in_engine_start(tmp_path, t
     )
     data = triage_json(_write(tmp_path, log))
     assert data["phase"] == "cuda_init"
+
+
+V0_RAY_UNTIL_NCCL = (
+    "INFO 07-14 18:02:09 llm_engine.py:184] Initializing an LLM engine (v0.6.1.post2) with config: "
+    "model='acme/chat-70b', tensor_parallel_size=4, pipeline_parallel_size=2\n"
+    "INFO 07-14 18:02:31 pynccl.py:63] vLLM is using nccl==2.20.5\n"
+    "gpu-a-03:7102:7102 [0] NCCL INFO Bootstrap : Using bond0:10.40.2.3<0>\n"
+    "(RayWorkerWrapper pid=3311, ip=10.40.2.4) INFO 07-14 18:02:31 pynccl.py:63] vLLM is using nccl==2.20.5\n"
+    "gpu-a-03:7102:7102 [0] NCCL INFO Using network IB\n"
+    "gpu-a-03:7102:7102 [0] NCCL INFO comm 0x55d0c3a0 rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0\n"
+    "gpu-a-03:7102:7102 [0] NCCL INFO Channel 00/02 :    0   1\n"
+)
+
+
+def test_a_hang_inside_nccl_set_up_points_at_vllms_last_line(tmp_path, triage_json):
+    """NCCL_DEBUG lines keep coming while the communicator is set up; the step that never
+    finished is the one vLLM last reported (a Ray worker's `vLLM is using nccl`)."""
+    data = triage_json(_write(tmp_path, V0_RAY_UNTIL_NCCL))
+    assert data["phase"] == "cuda_init"
+    assert data["first_error"]["category"] == "hang"
+    assert data["first_error"]["line"] == 4

@@ -176,6 +176,13 @@ def parse_frames(lines: Iterable[str]) -> list[Frame]:
 
 
 def _ends_with(path: str, file: str) -> bool:
+    """`file` names a module (`vllm/worker/worker.py`), or as `dir/*.py` every module of one
+    directory (`vllm/model_executor/models/*.py`: each model class defines the same method)."""
+    if file.endswith("/*.py"):
+        directory, _, name = path.rpartition("/")
+        directory += "/"
+        wanted = file[: -len("*.py")]
+        return name.endswith(".py") and (directory == wanted or directory.endswith("/" + wanted))
     return path == file or path.endswith("/" + file)
 
 

@@ -121,8 +121,20 @@ class FatalityJudge:
 
     def last_startup_line(self, before: int | None = None) -> Row | None:
         """The last start-up milestone line printed (before `before`): where a silent stop is placed."""
-        rows = [m.row for m in self.markers if not m.serving and (before is None or m.row.line < before)]
-        return rows[-1] if rows else None
+        markers = [m for m in self.markers if not m.serving and (before is None or m.row.line < before)]
+        if not markers:
+            return None
+        # NCCL_DEBUG=INFO lines match the same marker rule as vLLM's own `vLLM is using nccl==…` and
+        # follow it in bulk while a communicator is set up: the step that never finished is the one
+        # vLLM last reported, so of the trailing lines of that rule the last vLLM logged is placed.
+        # (Another rule's line, such as the rank assignment that closes the step, ends the walk.)
+        last = markers[-1]
+        for marker in reversed(markers):
+            if marker.row.marker != last.row.marker:
+                break
+            if marker.row.level is not None:
+                return marker.row
+        return last.row
 
     def survived(self, error: Row, block_end: int, doomed: bool = False) -> Survival | None:
         """`doomed`: the process goes on after this error by design but cannot succeed (vLLM logs

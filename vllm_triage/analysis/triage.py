@@ -30,6 +30,7 @@ from vllm_triage.analysis.gone_past import (
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
 from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
+from vllm_triage.analysis.quoted_ahead import quoted_ahead
 from vllm_triage.analysis.root import Candidate, collect_candidates
 from vllm_triage.analysis.servers import servers
 from vllm_triage.core.finding import Finding
@@ -197,6 +198,12 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
             chosen = echoed
     else:
         chosen, kind = candidates.stand_in()
+    if chosen is None:
+        quoted = quoted_ahead(survived, index, judge)
+        if quoted is not None:
+            # The only cause in the input, quoted above a log that stops without error.
+            survived = [pair for pair in survived if pair[0] is not quoted]
+            chosen, kind = quoted, "root"
 
     if kind == "consequence_only":
         relay = _quoted_root(consequences, compiled)
