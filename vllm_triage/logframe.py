@@ -48,6 +48,63 @@ def parse_lines(
         frame = frame.with_columns(line=first_line.cast(pl.Int64))
     else:
         frame = frame.with_columns(line=pl.int_range(first_line, first_line + frame.height, dtype=pl.Int64))
+    if json_lines or frame.is_empty():
+        return _parse_general(frame, file, json_lines)
+    plain = frame.get_column("raw").str.contains(PLAIN_VLLM_LINE)
+    if not plain.any():
+        return _parse_general(frame, file, json_lines)
+    if plain.all():
+        return _parse_plain(frame, file)
+    # Both kinds: each parsed its way, then put back in input order.
+    frame = frame.with_columns(_row=pl.int_range(pl.len(), dtype=pl.UInt32))
+    parts = [
+        _parse_plain(frame.filter(plain).drop("_row"), file).with_columns(
+            _row=frame.get_column("_row").filter(plain)
+        ),
+        _parse_general(frame.filter(~plain).drop("_row"), file, json_lines).with_columns(
+            _row=frame.get_column("_row").filter(~plain)
+        ),
+    ]
+    return pl.concat(parts, how="vertical").sort("_row").drop("_row")
+
+
+# The line nearly every line a big log's scan parses has: vLLM's process prefix, then its logger
+# prefix, nothing around them. For such a line every step of the general parse but two is a no-op
+# (checked by tests/ingest/test_plain_lines.py against the general parse): no transport, grep,
+# journald or box prefix can match a line that starts `(Name pid=N) LEVEL mm-dd hh:mm:ss `, the
+# second and third process passes find no `(`, no rank prefix follows, and the vLLM logger pattern
+# matches (so it wins every coalesce of _split_logger). No ANSI escape or `\r` (those steps are
+# not no-ops). The general parse runs some 15 regex passes per row; this runs three.
+PLAIN_VLLM_LINE = (
+    r"^\([A-Za-z_]\w*(?: rank=\d+)? pid=\d{1,9}\) "
+    rf"(?:{g.LEVELS}) \d\d-\d\d \d\d:\d\d:\d\d [^\r\x1b]*$"
+)
+_PLAIN_PROCESS = r"^\((?P<proc>[A-Za-z_]\w*(?: rank=\d+)?) pid=(?P<pid>\d+)\) (?P<rest>.*)$"
+
+
+def _parse_plain(frame: pl.DataFrame, file: str) -> pl.DataFrame:
+    """parse_lines of lines that all match PLAIN_VLLM_LINE (the same columns, values and order)."""
+    p = pl.col("raw").str.extract_groups(_PLAIN_PROCESS)
+    frame = frame.with_columns(
+        process=p.struct.field("proc"),
+        pid=p.struct.field("pid").cast(pl.Int64),
+        _t=p.struct.field("rest"),
+    )
+    v = pl.col("_t").str.extract_groups(g.VLLM_LOGGER)
+    none = pl.lit(None, dtype=pl.String)
+    return frame.with_columns(
+        transport_ts=none,
+        vllm_ts=v.struct.field("date") + pl.lit(" ") + v.struct.field("time"),
+        level=v.struct.field("level"),
+        rank=pl.col("process").str.extract(g.PROCESS_RANK, 1).cast(pl.Int64),
+        source=v.struct.field("src"),
+        message=v.struct.field("msg").str.replace(g.RAY_REPEAT, ""),
+        service=none,
+        file=pl.lit(file, dtype=pl.String),
+    ).select(list(SCHEMA))
+
+
+def _parse_general(frame: pl.DataFrame, file: str, json_lines: bool) -> pl.DataFrame:
     frame = _unwrap_json(frame, json_lines)
     t = pl.col("_t")
     frame = frame.with_columns(

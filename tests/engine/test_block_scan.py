@@ -177,3 +177,18 @@ def test_most_lines_hit_falls_back_to_splitting(
     monkeypatch.setattr(blocks, "MIN_BYTES_PER_HIT", 10**9)  # any hit is too many
     data = ("\n".join(_log(1, CRASHES[1], 2000)) + "\n").encode()
     _assert_same(data, compiled, 16384)
+
+
+def test_a_line_only_the_exception_pattern_hits_holds_no_gate_literal(compiled: CompiledRules) -> None:
+    """Milestones are looked for only in hit lines that hold a gate literal: an exception line of a
+    plugin no rule knows is hit by the structural pattern alone, a milestone by its literal."""
+    database = blocks.database_of(compiled.block_gate(frozenset()))
+    lines = [f"filler line number {i}" for i in range(3000)] + [
+        "(APIServer pid=1) INFO 08-06 10:00:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000",
+        "(APIServer pid=1) ERROR 08-06 10:00:01 [plugin.py:9] WidgetFailure: the widget plugin gave up",
+        "(APIServer pid=1) INFO 08-06 10:00:01 [x.py:1] plain",
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    found = blocks.HitLines.of(data, database, blocks.scratch_for(database), LIMITS.max_line)
+    assert found.hit_offsets.to_list() == [3000, 3001]
+    assert found.literal_hit.to_list() == [True, False]

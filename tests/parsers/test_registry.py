@@ -3,11 +3,14 @@ and by the fingerprint combiner; a new format is one module and its registration
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from vllm_triage.core.roles import Role
 from vllm_triage.parsers.base import ParseResult, clean_paste
-from vllm_triage.parsers.registry import REGISTRY, Registry
+from vllm_triage.parsers.registry import BUILTIN_MODULES, REGISTRY, Registry
 from vllm_triage.parsers.roles import sniff_text
 
 # `rocm-smi --showproductname`, as the README's "Adding a format" example reads it.
@@ -91,3 +94,30 @@ def test_every_built_in_role_has_one_parser_and_the_sniffing_order_is_total() ->
     # A log is found by how many of its lines look like one, never by a sniffer of its own.
     assert REGISTRY[Role.VLLM_LOG].sniff is None
     assert [f.role for f in REGISTRY.formats() if f.scoped] == [Role.NVIDIA_SMI, Role.COLLECT_ENV]
+
+
+def test_each_role_is_registered_by_the_module_the_registry_names_for_it() -> None:
+    # Run in a fresh interpreter: in this one the parsers are all imported already.
+    script = (
+        "import sys\n"
+        "from vllm_triage.parsers.registry import BUILTIN_MODULES, REGISTRY\n"
+        "for role, module in BUILTIN_MODULES.items():\n"
+        "    assert REGISTRY.get(role).role == role, role\n"
+        "    assert module in sys.modules, module\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    assert set(BUILTIN_MODULES) == {f.role for f in REGISTRY.formats()}
+
+
+def test_reading_a_log_imports_no_other_parser() -> None:
+    # The log's reader is one module: triage of a paste does not pay for importing the others.
+    script = (
+        "import sys\n"
+        "from vllm_triage.parsers.registry import REGISTRY\n"
+        "assert REGISTRY.get('vllm_log') is not None\n"
+        "print(sorted(m for m in sys.modules if m.startswith('vllm_triage.parsers.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
+    assert "vllm_triage.parsers.vllm_log_config" in done.stdout
+    assert "vllm_triage.parsers.nvidia_smi" not in done.stdout
+    assert "vllm_triage.parsers.container_inspect" not in done.stdout

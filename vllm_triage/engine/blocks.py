@@ -60,6 +60,7 @@ def _engine() -> Any:
     return hyperscan
 
 
+LITERAL_ID, STRUCTURAL_ID = 1, 2
 _DATABASES: dict[BlockGate, object] = {}  # compiling costs ~50 ms: once per gate per process
 
 
@@ -76,8 +77,8 @@ def scratch_for(database: Any) -> Any:
 
 
 def compile_gate(literals: tuple[str, ...], caseless: tuple[str, ...], structural: bool):  # type: ignore[no-untyped-def]
-    """A Hyperscan database of the gate: its literals (case-sensitive and not), the structural
-    exception pattern, and the fallback bytes (pattern id 0: a match stops the scan)."""
+    """A Hyperscan database of the gate: its literals (case-sensitive and not, pattern id 1), the
+    structural exception pattern (id 2), and the fallback bytes (id 0: a match stops the scan)."""
     hyperscan = _engine()
     expressions = list(_FALLBACK)
     flags = [0] * len(expressions)
@@ -88,7 +89,8 @@ def compile_gate(literals: tuple[str, ...], caseless: tuple[str, ...], structura
     if structural:
         expressions.append(STRUCTURAL_BYTES)
         flags.append(hyperscan.HS_FLAG_MULTILINE)
-    ids = [0] * len(_FALLBACK) + [1] * (len(expressions) - len(_FALLBACK))
+    ids = [0] * len(_FALLBACK) + [LITERAL_ID] * (len(literals) + len(caseless))
+    ids += [STRUCTURAL_ID] * int(structural)
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
     return database
@@ -97,11 +99,16 @@ def compile_gate(literals: tuple[str, ...], caseless: tuple[str, ...], structura
 class HitLines:
     """The lines of one chunk: those the gate hit (decoded, with their offsets), the rest on demand."""
 
-    def __init__(self, data: bytes, count: int, offsets: pl.Series, lines: pl.Series) -> None:
+    def __init__(
+        self, data: bytes, count: int, offsets: pl.Series, lines: pl.Series, literal: pl.Series | None = None
+    ) -> None:
         self.data = data
         self.count = count
         self.hit_offsets = offsets  # UInt32, sorted: line offsets (into the chunk) of the hit lines
         self.hit_lines = lines
+        # Per hit line: a gate literal is in it. A line only the structural exception pattern hit
+        # holds no literal of any rule or milestone the gate stands for: no such pattern matches it.
+        self.literal_hit = literal if literal is not None else pl.Series("lit", [True] * lines.len())
         self._all: pl.Series | None = None
 
     @classmethod
@@ -115,7 +122,8 @@ class HitLines:
         def on_match(pattern: int, _start: int, end: int, _flags: int, _context: object) -> bool:
             if pattern == 0:
                 return True  # stop: a byte the per-line path treats differently
-            ends.append(end)
+            # A literal's hit is marked by its sign (-end): one sorted list says both.
+            ends.append(-end if pattern == LITERAL_ID else end)
             return False
 
         try:
@@ -124,15 +132,19 @@ class HitLines:
             raise Fallback from None
         if len(ends) > len(data) // MIN_BYTES_PER_HIT:
             raise Fallback  # most lines hit (a stale gate, a log of errors): splitting is cheaper
-        ends.sort()
+        ends.sort(key=abs)
         starts: list[int] = []
         stops: list[int] = []
         offsets: list[int] = []
+        literal: list[bool] = []
         rfind, find, newlines_in = data.rfind, data.find, data.count
         number, counted, stop, size = 0, 0, -1, len(data)
-        for end in ends:
+        for signed in ends:
+            end = abs(signed)
             last = end - 1  # the match's last byte: a line's own newline belongs to it
             if last <= stop:
+                if signed < 0:
+                    literal[-1] = True
                 continue  # another hit in the line already taken
             start = rfind(b"\n", 0, last) + 1
             stop = find(b"\n", last)
@@ -143,11 +155,18 @@ class HitLines:
             starts.append(start)
             stops.append(stop)
             offsets.append(number)
+            literal.append(signed < 0)
         newlines = number + data.count(b"\n", counted)
         count = newlines + (0 if data.endswith(b"\n") else 1)
         pieces = [data[a:b] for a, b in zip(starts, stops, strict=True)]
         lines = lines_of_utf8(b"\n".join(pieces) + b"\n") if pieces else pl.Series("raw", [], dtype=pl.String)
-        return cls(data, count, pl.Series("idx", offsets, dtype=pl.UInt32), lines)
+        return cls(
+            data,
+            count,
+            pl.Series("idx", offsets, dtype=pl.UInt32),
+            lines,
+            pl.Series("lit", literal, dtype=pl.Boolean),
+        )
 
     def len(self) -> int:
         return self.count

@@ -266,15 +266,20 @@ def _scan_chunk(raw: pl.Series | HitLines, first_line: int, state: _State) -> No
         if isinstance(raw, HitLines):
             gated = _contains(raw.hit_lines, state.compiled.gate(done))
             maybe, picked = raw.hit_offsets.filter(gated), raw.hit_lines.filter(gated)
+            # Milestones are looked for only in lines that hold a gate literal (see HitLines).
+            with_literal = raw.literal_hit.filter(gated)
+            marker_lines, marker_offsets = picked.filter(with_literal), maybe.filter(with_literal)
         else:
             maybe = _contains(raw, state.compiled.gate(done)).arg_true()
             picked = raw.gather(maybe)
+            marker_lines, marker_offsets = picked, maybe
         keep = picked.str.contains(state.compiled.prefilter_without(done))
         selected = maybe.filter(keep)
         if state.compiled.noise_filter and selected.len():
             is_noise = picked.filter(keep).str.contains(state.compiled.noise_filter)
             selected = selected.filter(~is_noise)
-        selected = pl.concat([selected, _first_marker_lines(picked, maybe, state, done)]).unique().sort()
+        firsts = _first_marker_lines(marker_lines, marker_offsets, state, done)
+        selected = pl.concat([selected, firsts]).unique().sort()
     if selected.is_empty() and state.forward_due == 0:
         return  # the common case deep in a serving log: nothing to parse in this chunk
     candidates = _parse(raw.gather(selected), selected.cast(pl.Int64) + first_line, state)

@@ -25,7 +25,7 @@ from vllm_triage.ingest.manifest import read_manifest
 from vllm_triage.ingest.sources import Source
 from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.env_file import is_secret_name
-from vllm_triage.parsers.launch.log_head import command_before_log
+from vllm_triage.parsers.log_head import command_before_log
 from vllm_triage.parsers.registry import REGISTRY
 from vllm_triage.parsers.roles import scope_hint
 
