@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from vllm_triage.cli import cli
+from vllm_triage.core import pysource
 from vllm_triage.parsers.launch import ray_serve, vllm_args
 from vllm_triage.parsers.launch.ray_serve import MAX_CALLS, MAX_PYTHON_CHARS, parse_ray_serve
 from vllm_triage.parsers.launch.systemd import parse_systemd
@@ -90,7 +91,7 @@ def test_warnings_in_a_fragment_read_call_by_call_are_silenced_too() -> None:
 def test_many_llm_config_calls_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     # 40,000 calls (3 MB): past MAX_PYTHON_CHARS the module is not parsed whole, and no more than
     # a few MAX_CALLS calls are parsed alone, however many there are.
-    parses = counted(monkeypatch, ray_serve, "_parse")
+    parses = counted(monkeypatch, pysource, "parse")
     text = HEAD + CALL * 40_000
     assert len(text) > MAX_PYTHON_CHARS
     result = parse_ray_serve(text, "s.py")
@@ -103,7 +104,7 @@ def test_many_llm_config_calls_are_capped(monkeypatch: pytest.MonkeyPatch) -> No
 def test_a_script_under_the_size_bound_is_parsed_whole_and_its_calls_capped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    parses = counted(monkeypatch, ray_serve, "_parse")
+    parses = counted(monkeypatch, pysource, "parse")
     result = parse_ray_serve(HEAD + CALL * (MAX_CALLS + 10), "s.py")
     assert parses[0] == 1
     assert any(f"the first {MAX_CALLS} read" in note for note in result.notes), result.notes
@@ -112,7 +113,7 @@ def test_a_script_under_the_size_bound_is_parsed_whole_and_its_calls_capped(
 def test_unterminated_calls_are_matched_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     # Each `LLMConfig(` that never closes used to be scanned to the end of the text: quadratic.
     brackets = counted(monkeypatch, ray_serve, "_matching_brackets")
-    parses = counted(monkeypatch, ray_serve, "_parse")
+    parses = counted(monkeypatch, pysource, "parse")
     text = "x = 1\n" + "LLMConfig(model_loading_config=dict(model_id='q'\n" * 20_000
     result = parse_ray_serve(text, "s.py")
     assert brackets[0] == 1
