@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ from vllm_triage.engine.rules import FrameHint, Rule
 from vllm_triage.engine.scan import ScanResult
 
 MAX_CONSEQUENCES = 25
+CUT_REASON = "the traceback is cut before its exception line (read from its source line)"
 IMPLIED_LOOKBACK_LINES = 20
 _OOM_CATEGORIES = ("oom_",)
 _CUDA_FAULTS = ("illegal_memory_access", "cuda_kernel_fault", "device_side_assert", "cuda_error")
@@ -227,6 +229,12 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
         block, decision = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
     elif block is None:
         block, decision = _hang(milestones, judge, ready_line, stop, rules, compiled.ruleset.milestone_order)
+        if block is None and candidates.cut is not None and ready_line is None:
+            # Not healthy: the input ends inside a traceback the process died of, cut above its
+            # exception line (the weakest evidence, so only when nothing else was found). After
+            # ready it may as well be a request's error the server answered and survived.
+            chosen = candidates.cut
+            block, decision = _error_block(chosen, "root", index, compiled, milestones, consequences, roots)
     phase, reason = decision.phase, decision.reason
     cons = _consequence_list(consequences, chosen)
     if block is not None:
@@ -266,7 +274,7 @@ def _error_block(
     block = block_around(index, chosen.row)
     # The most specific rule anywhere in the block names the cause (a generic headline may open a
     # block whose exception line a rule knows).
-    rule = chosen.rule if chosen.kind in ("rule", "consequence") else None
+    rule = chosen.rule if chosen.kind in ("rule", "consequence", "cut") else None
     if chosen.kind != "consequence":
         best = max(
             (
@@ -308,8 +316,20 @@ def _error_block(
         implied,
         source=row.source,
     )
+    if chosen.kind == "cut":
+        # Without the exception line the type and message are read from a source line: say so.
+        decision = dataclasses.replace(
+            decision,
+            reason=f"{decision.reason}; {CUT_REASON}",
+            confidence="low",
+        )
     phase = decision.phase
-    generic = {"exception": "python_exception", "headline": "logged_exception", "plain_error": "error_line"}
+    generic = {
+        "exception": "python_exception",
+        "headline": "logged_exception",
+        "plain_error": "error_line",
+        "cut": "cut_traceback",
+    }
     category = (
         rule.category.replace("{phase}", phase) if rule else generic.get(chosen.kind, "logged_exception")
     )
