@@ -382,11 +382,26 @@ def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidat
         if chosen.rule is None or top > chosen.rule.priority:
             best = [c for c in in_block if c.rule is not None and c.rule.priority == top]
             return min(best, key=lambda c: (not c.row.exc, c.row.line)).row
+    row = chosen.row
     if chosen.kind == "headline":
         exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
         if exception is not None:
-            return _unwrapped(exception, block)
-    return _unwrapped(chosen.row, block)
+            row = exception
+    return _pydantic_body(_unwrapped(row, block), block)
+
+
+# pydantic prints `ValidationError: N validation error(s) for ModelConfig`, then per error the
+# field (none for a model validator) and the message of what the validator raised, as
+# `  Value error, <str(e)> [type=value_error, …]` or `  Assertion failed, …`: that line names the
+# cause whatever it says (DESIGN §3), so it is reported even when no rule knows its text.
+_PYDANTIC_HEADLINE = re.compile(r"ValidationError: \d+ validation errors? for \w+")
+_PYDANTIC_BODY = re.compile(r"^\s*(?:Value error|Assertion failed), \S")
+
+
+def _pydantic_body(row: Row, block: Block) -> Row:
+    if not _PYDANTIC_HEADLINE.search(row.message):
+        return row
+    return next((r for r in block.rows if r.line > row.line and _PYDANTIC_BODY.match(r.message)), row)
 
 
 # A wrapper that names the exception it carries in its own class: Ray's
