@@ -6,7 +6,8 @@ noise or consequence rule are never candidates, nor is anything printed after a 
 nor a traceback whose headline is noise (teardown, optional imports), nor a generic exception
 in a WARNING-level record. The root is the earliest candidate; when there is none, the earliest
 consequence stands in (and the report says only consequences were pasted), then a plain ERROR line
-no rule knows, then a WARNING-level exception block.
+no rule knows, then a WARNING-level exception block; when the log would otherwise read as healthy,
+a traceback the input ends in before its exception line.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class Candidates:
     consequences: list[Candidate]
     plain_errors: list[Candidate]  # ERROR lines with no rule and no traceback
     warnings: list[Candidate]  # WARNING-level exception blocks
+    cut: Candidate | None = None  # the input ends inside a traceback, above its exception line
 
     def drop_survived(self, survived: Callable[[Candidate], bool]) -> None:
         """Remove the errors the process went on after (DESIGN §3: the root is an error the process
@@ -133,7 +135,50 @@ def collect_candidates(
                 target.append(Candidate(row, None, "headline" if row.level != "WARNING" else "warning"))
             elif row.level in ("ERROR", "CRITICAL") and row.message.strip() and not row.message[:1].isspace():
                 plain_errors.append(Candidate(row, None, "plain_error"))
-    return Candidates(roots, consequences, plain_errors, warnings)
+    # After a stop signal a cut traceback is the interrupted process's, not a failure.
+    cut = cut_traceback(rows, index) if stop_line is None and rows else None
+    cut_kind = _kind_of(cut.row, rules) if cut is not None else None
+    if cut is not None and cut_kind in ("error", None):
+        # The raise statement quotes the message: the rule that knows it places the block.
+        cut.rule = _rule_of(cut.row, rules) if cut_kind == "error" else None
+    else:
+        cut = None
+    return Candidates(roots, consequences, plain_errors, warnings, cut)
+
+
+_RAISE = re.compile(r"^\s*raise\b")
+
+
+def cut_traceback(rows: list[Row], index: StreamIndex) -> Candidate | None:
+    """A paste that ends inside a traceback, before its exception line (DESIGN §3: the process
+    died of it, so it is an error block, not a healthy log).
+
+    Python prints the exception line last; a paste cut above it still holds the frames, and the
+    source line of the innermost frame is the statement that raised (`raise RuntimeError("Failed
+    to find C compiler. Please`). That line names what was raised: it stands for the exception
+    line, classified by the rule its text matches. Only the last frames of a failing-level stream
+    (ERROR / CRITICAL / unprefixed) count: a traceback that went on to an exception line, or a
+    WARNING's, is judged as usual.
+    """
+    last = rows[-1]
+    if (
+        last.level not in _FAILING_LEVELS
+        or last.exc
+        or not (FRAME_LINE.match(last.message) or _is_source_code_line(index, last))
+    ):
+        return None
+    if any(r.exc and r.stream == last.stream for r in rows):
+        # The process printed an exception line elsewhere (a paste in reverse order, a second
+        # traceback of the same error): that line is judged instead, survived or not.
+        return None
+    tail = [last, *index.neighbours(last, -1, CODE_LINES_PER_FRAME)]
+    frame_at = next((i for i, r in enumerate(tail) if FRAME_LINE.match(r.message)), None)
+    if frame_at is None:
+        return None
+    code = [r for r in tail[:frame_at] if r.message.strip() and not _CARET_LINE.match(r.message)]
+    raised = next((r for r in code if _RAISE.match(r.message)), None)
+    row = raised or (code[-1] if code else tail[frame_at])
+    return Candidate(row, None, "cut")
 
 
 CODE_LINES_PER_FRAME = 12

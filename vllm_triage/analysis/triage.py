@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,7 @@ from vllm_triage.engine.rules import FrameHint, Rule
 from vllm_triage.engine.scan import ScanResult
 
 MAX_CONSEQUENCES = 25
+CUT_REASON = "the traceback is cut before its exception line (read from its source line)"
 IMPLIED_LOOKBACK_LINES = 20
 _OOM_CATEGORIES = ("oom_",)
 _CUDA_FAULTS = ("illegal_memory_access", "cuda_kernel_fault", "device_side_assert", "cuda_error")
@@ -234,6 +236,12 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
         block, decision = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
     elif block is None:
         block, decision = _hang(milestones, judge, ready_line, stop, rules, compiled.ruleset.milestone_order)
+        if block is None and candidates.cut is not None and ready_line is None:
+            # Not healthy: the input ends inside a traceback the process died of, cut above its
+            # exception line (the weakest evidence, so only when nothing else was found). After
+            # ready it may as well be a request's error the server answered and survived.
+            chosen = candidates.cut
+            block, decision = _error_block(chosen, "root", index, compiled, milestones, consequences, roots)
     phase, reason = decision.phase, decision.reason
     cons = _consequence_list(consequences, chosen)
     if block is not None:
@@ -273,7 +281,7 @@ def _error_block(
     block = block_around(index, chosen.row)
     # The most specific rule anywhere in the block names the cause (a generic headline may open a
     # block whose exception line a rule knows).
-    rule = chosen.rule if chosen.kind in ("rule", "consequence") else None
+    rule = chosen.rule if chosen.kind in ("rule", "consequence", "cut") else None
     if chosen.kind != "consequence":
         best = max(
             (
@@ -315,8 +323,20 @@ def _error_block(
         implied,
         source=row.source,
     )
+    if chosen.kind == "cut":
+        # Without the exception line the type and message are read from a source line: say so.
+        decision = dataclasses.replace(
+            decision,
+            reason=f"{decision.reason}; {CUT_REASON}",
+            confidence="low",
+        )
     phase = decision.phase
-    generic = {"exception": "python_exception", "headline": "logged_exception", "plain_error": "error_line"}
+    generic = {
+        "exception": "python_exception",
+        "headline": "logged_exception",
+        "plain_error": "error_line",
+        "cut": "cut_traceback",
+    }
     category = (
         rule.category.replace("{phase}", phase) if rule else generic.get(chosen.kind, "logged_exception")
     )
@@ -369,11 +389,26 @@ def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidat
         if chosen.rule is None or top > chosen.rule.priority:
             best = [c for c in in_block if c.rule is not None and c.rule.priority == top]
             return min(best, key=lambda c: (not c.row.exc, c.row.line)).row
+    row = chosen.row
     if chosen.kind == "headline":
         exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
         if exception is not None:
-            return _unwrapped(exception, block)
-    return _unwrapped(chosen.row, block)
+            row = exception
+    return _pydantic_body(_unwrapped(row, block), block)
+
+
+# pydantic prints `ValidationError: N validation error(s) for ModelConfig`, then per error the
+# field (none for a model validator) and the message of what the validator raised, as
+# `  Value error, <str(e)> [type=value_error, …]` or `  Assertion failed, …`: that line names the
+# cause whatever it says (DESIGN §3), so it is reported even when no rule knows its text.
+_PYDANTIC_HEADLINE = re.compile(r"ValidationError: \d+ validation errors? for \w+")
+_PYDANTIC_BODY = re.compile(r"^\s*(?:Value error|Assertion failed), \S")
+
+
+def _pydantic_body(row: Row, block: Block) -> Row:
+    if not _PYDANTIC_HEADLINE.search(row.message):
+        return row
+    return next((r for r in block.rows if r.line > row.line and _PYDANTIC_BODY.match(r.message)), row)
 
 
 # A wrapper that names the exception it carries in its own class: Ray's

@@ -27,7 +27,9 @@ TRACEBACK = r"^Traceback \(most recent call last\)"
 # `RuntimeError("…")` (a repr logged by V0), `KeyboardInterrupt`, `AssertionError`.
 EXCEPTION_LINE = (
     r"^(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault|Failure)|StopIteration)"
-    r"(?:: .*|:|\(.*\)|\s*)$"
+    # `Type('…')`: V0's engine logs the exception it dies of as repr(e); a paste may cut it
+    # before its closing parenthesis, so an opened quoted argument is enough.
+    r"(?:: .*|:|\(.*\)|\((?:'|\").*|\s*)$"
 )
 _STRUCTURAL_PREFILTER = (
     r"Traceback \(most recent call last\)",
