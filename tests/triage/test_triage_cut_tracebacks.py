@@ -77,3 +77,20 @@ def test_a_cut_traceback_after_ready_is_not_called_a_failure(tmp_path, triage_js
     )
     data = triage_json(_write(tmp_path, log))
     assert "cut before its exception line" not in data["phase_reason"]
+
+
+def test_a_cut_traceback_a_request_handler_logged_is_survived_without_a_ready_line(tmp_path, triage_json):
+    # The paste starts after start-up: no ready line, but serving_chat.py catches what one request
+    # raised, logs it and answers 400 (vllm/entrypoints/openai/serving_chat.py), so the server went on.
+    log = (
+        "ERROR 07-03 03:19:15 [serving_chat.py:200] Error in preprocessing prompt inputs\n"
+        "ERROR 07-03 03:19:15 [serving_chat.py:200] Traceback (most recent call last):\n"
+        f'ERROR 07-03 03:19:15 [serving_chat.py:200]   File "{SITE}/vllm/entrypoints/openai/serving_chat.py", '
+        "line 183, in create_chat_completion\n"
+        "ERROR 07-03 03:19:15 [serving_chat.py:200]     ) = await self._preprocess_chat(\n"
+        f'ERROR 07-03 03:19:15 [serving_chat.py:200]   File "{SITE}/vllm/entrypoints/openai/serving_engine.py", '
+        "line 590, in _tokenize_prompt_input\n"
+    )
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "none"
+    assert "cut before its exception line" not in data["phase_reason"]

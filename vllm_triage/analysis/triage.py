@@ -236,11 +236,14 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
         block, decision = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
     elif block is None:
         block, decision = _hang(milestones, judge, ready_line, stop, rules, compiled.ruleset.milestone_order)
-        if block is None and candidates.cut is not None and ready_line is None:
+        cut = candidates.cut
+        if block is None and cut is not None and ready_line is None and answered_by_handler(cut.row) is None:
             # Not healthy: the input ends inside a traceback the process died of, cut above its
             # exception line (the weakest evidence, so only when nothing else was found). After
-            # ready it may as well be a request's error the server answered and survived.
-            chosen = candidates.cut
+            # ready it may as well be a request's error the server answered and survived; so is
+            # one the OpenAI request handlers logged (serving_*.py catch, log and answer), ready
+            # line pasted or not.
+            chosen = cut
             block, decision = _error_block(chosen, "root", index, compiled, milestones, consequences, roots)
     phase, reason = decision.phase, decision.reason
     cons = _consequence_list(consequences, chosen)
