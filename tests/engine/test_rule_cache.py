@@ -110,3 +110,33 @@ def test_rules_and_their_literals_come_back_equal_from_the_cache(tmp_path, cache
     warm = compile_rules(load())
     assert warm.gate(frozenset()) == gate
     assert [r.pattern for r in warm.ruleset.rules] == [r.pattern for r in cold.ruleset.rules]
+
+
+def _gate_hits(database, data: bytes) -> list[int]:
+    from vllm_triage.engine import blocks
+
+    hits: list[int] = []
+    database.scan(
+        data, match_event_handler=lambda pid, *_: hits.append(pid), scratch=blocks.scratch_for(database)
+    )
+    return hits
+
+
+def test_the_hyperscan_gate_is_built_once_and_loaded_after(tmp_path, cache_at) -> None:
+    pytest.importorskip("hyperscan")
+    from vllm_triage.engine import blocks
+
+    directory = cache_at(tmp_path / "cache")
+    line = b"ERROR 05-01 10:00:01 [core.py:1] RuntimeError: CUDA error: out of memory\n"
+    built = blocks.compile_gate(("CUDA error",), ("out of memory",), False)
+    entries = list(directory.glob("hyperscan-gate-*.pickle"))
+    assert len(entries) == 1
+    loaded = blocks.compile_gate(("CUDA error",), ("out of memory",), False)
+    assert _gate_hits(loaded, line) == _gate_hits(built, line) != []
+    assert _gate_hits(loaded, b"INFO 05-01 10:00:00 [api_server.py:1] Started server process\n") == []
+    # Another gate is another entry; a corrupt entry (another CPU's database) is rebuilt here.
+    blocks.compile_gate(("Engine core initialization failed",), (), True)
+    assert len(list(directory.glob("hyperscan-gate-*.pickle"))) == 2
+    entries[0].write_bytes(pickle.dumps(b"not a hyperscan database"))
+    rebuilt = blocks.compile_gate(("CUDA error",), ("out of memory",), False)
+    assert _gate_hits(rebuilt, line) == _gate_hits(built, line)
