@@ -20,14 +20,8 @@ from vllm_triage.analysis.root import Candidate
 
 def _unprefixed(row: Row) -> bool:
     """No logger prefix, timestamp or process tag: nothing ties the line to a moment of the log."""
-    return (
-        row.level is None
-        and row.vllm_ts is None
-        and row.transport_ts is None
-        and row.pid is None
-        and row.process is None
-        and row.source is None
-    )
+    untagged = row.stream == (None, None, None)
+    return untagged and row.level is None and row.source is None and row.timestamp is None
 
 
 def quoted_ahead(
