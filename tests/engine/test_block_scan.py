@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -47,10 +48,17 @@ def _assert_same(data: bytes, compiled: CompiledRules, chunk: int) -> ScanResult
     bytes_first = _scan(data, compiled, chunk, use_blocks=True)
     assert bytes_first.total_lines == lines.total_lines
     assert bytes_first.frame.equals(lines.frame)
-    assert bytes_first.hit_counts == lines.hit_counts
+    assert _capped(bytes_first.hit_counts, compiled) == _capped(lines.hit_counts, compiled)
     assert (bytes_first.cut_lines, bytes_first.cut_count) == (lines.cut_lines, lines.cut_count)
     assert analyse_log(bytes_first, compiled).first_error == analyse_log(lines, compiled).first_error
     return bytes_first
+
+
+def _capped(counts: Counter[str], compiled: CompiledRules) -> dict[str, int]:
+    """Hit counts as far as they are exact: a milestone is wanted once (the byte path reports
+    the first line holding each of its literals, the per-line path up to five candidates)."""
+    once = {r.id for r in compiled.markers if not r.shutdown}
+    return {rule: min(n, 1) if rule in once else n for rule, n in counts.items()}
 
 
 def _serving(rng: random.Random, n: int) -> list[str]:
@@ -116,8 +124,8 @@ def test_the_byte_path_is_taken_and_skips_most_lines(
     seen: list[int] = []
     original = blocks.HitLines.of.__func__  # type: ignore[attr-defined]
 
-    def counting(cls, data, database, scratch, limit):  # type: ignore[no-untyped-def]
-        found = original(cls, data, database, scratch, limit)
+    def counting(cls, data, database, scratch, limit, *markers):  # type: ignore[no-untyped-def]
+        found = original(cls, data, database, scratch, limit, *markers)
         seen.append(found.hit_offsets.len())
         return found
 
@@ -126,6 +134,50 @@ def test_the_byte_path_is_taken_and_skips_most_lines(
     result = _assert_same(data, compiled, 65536)
     assert len(seen) > 10
     assert sum(seen) < result.total_lines / 4
+
+
+def test_a_busy_serving_chunk_stays_on_the_byte_path(
+    compiled: CompiledRules, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first chunks after start-up hold the serving milestone's literals on every line (access
+    and stats lines): only the first line holding each is reported, so they are not split whole."""
+    seen: list[int] = []
+    original = blocks.HitLines.of.__func__  # type: ignore[attr-defined]
+
+    def counting(cls, data, database, scratch, limit, *markers):  # type: ignore[no-untyped-def]
+        found = original(cls, data, database, scratch, limit, *markers)
+        seen.append(found.hit_offsets.len())
+        return found
+
+    monkeypatch.setattr(blocks.HitLines, "of", classmethod(counting))
+    start = (LOGS / "v1-0.10.1-tp2-runtime-illegal-access.log").read_text().splitlines()
+    ready = next(i for i, line in enumerate(start) if "Application startup complete" in line)
+    access = [
+        f'(APIServer pid=1) INFO:     10.0.0.{i % 250}:{40000 + i} - "POST /v1/completions HTTP/1.1" 200 OK'
+        for i in range(40000)
+    ]
+    data = ("\n".join(start[: ready + 1] + access) + "\n").encode()
+    result = _assert_same(data, compiled, 1 << 20)
+    assert len(seen) == 4  # every chunk went the byte path: none had a hit in most lines
+    assert sum(seen) < 200
+    assert result.hit_counts["marker.ready"] == 1
+
+
+def test_a_milestone_literal_first_seen_outside_the_milestone(compiled: CompiledRules) -> None:
+    """The first line holding a milestone's literal is not always the milestone (here a message
+    quoting it before the real line): the chunk is then searched whole for it, as the per-line
+    path does, and the milestone is found at the same line."""
+    start = (LOGS / "v1-0.10.1-tp2-runtime-illegal-access.log").read_text().splitlines()
+    at = next(i for i, line in enumerate(start) if "Available KV cache memory: " in line)
+    quoted = (
+        "(EngineCore_0 pid=250) INFO 08-06 10:00:00 [notes.py:7] the line 'Available KV cache "
+        "memory: ' follows profiling"
+    )
+    lines = start[:at] + [quoted] * 3 + start[at:]
+    for chunk in (512, 4096, 1 << 20):
+        result = _assert_same(("\n".join(lines) + "\n").encode(), compiled, chunk)
+        kv = result.frame.filter(result.frame["marker"] == "marker.kv_cache")
+        assert kv.get_column("line").min() == at + 3 + 1
 
 
 def _mutated(seed: int) -> bytes:
@@ -182,13 +234,15 @@ def test_most_lines_hit_falls_back_to_splitting(
 def test_a_line_only_the_exception_pattern_hits_holds_no_gate_literal(compiled: CompiledRules) -> None:
     """Milestones are looked for only in hit lines that hold a gate literal: an exception line of a
     plugin no rule knows is hit by the structural pattern alone, a milestone by its literal."""
-    database = blocks.database_of(compiled.block_gate(frozenset()))
+    gate = compiled.block_gate(frozenset())
+    assert gate is not None
+    database = blocks.database_of(gate)
     lines = [f"filler line number {i}" for i in range(3000)] + [
         "(APIServer pid=1) INFO 08-06 10:00:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000",
         "(APIServer pid=1) ERROR 08-06 10:00:01 [plugin.py:9] WidgetFailure: the widget plugin gave up",
         "(APIServer pid=1) INFO 08-06 10:00:01 [x.py:1] plain",
     ]
     data = ("\n".join(lines) + "\n").encode()
-    found = blocks.HitLines.of(data, database, blocks.scratch_for(database), LIMITS.max_line)
+    found = blocks.HitLines.of(data, database, blocks.scratch_for(database), LIMITS.max_line, gate.markers)
     assert found.hit_offsets.to_list() == [3000, 3001]
     assert found.literal_hit.to_list() == [True, False]

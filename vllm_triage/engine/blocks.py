@@ -26,7 +26,7 @@ from typing import Any
 import polars as pl
 
 from vllm_triage.core import cache
-from vllm_triage.engine.matcher import BlockGate
+from vllm_triage.engine.matcher import BlockGate, MarkerLiteral
 from vllm_triage.ingest.decode import lines_of_utf8
 
 BLOCK_MIN_BYTES = 4 * 1024 * 1024
@@ -62,6 +62,7 @@ def _engine() -> Any:
 
 
 LITERAL_ID, STRUCTURAL_ID = 1, 2
+MARKER_BASE = 16  # a milestone literal's id is MARKER_BASE + its index in the gate's markers
 _DATABASES: dict[BlockGate, object] = {}  # compiling costs ~50 ms: once per gate per process
 
 
@@ -69,7 +70,8 @@ def database_of(gate: BlockGate):  # type: ignore[no-untyped-def]
     if gate not in _DATABASES:
         if len(_DATABASES) >= 32:
             _DATABASES.clear()
-        _DATABASES[gate] = compile_gate(gate.literals, gate.caseless, gate.structural)
+        markers = tuple((m.text, m.caseless) for m in gate.markers)
+        _DATABASES[gate] = compile_gate(gate.literals, gate.caseless, gate.structural, markers)
     return _DATABASES[gate]
 
 
@@ -77,23 +79,34 @@ def scratch_for(database: Any) -> Any:
     return _engine().Scratch(database)
 
 
-def compile_gate(literals: tuple[str, ...], caseless: tuple[str, ...], structural: bool):  # type: ignore[no-untyped-def]
+Markers = tuple[tuple[str, bool], ...]  # (literal, caseless) of the milestones wanted
+
+
+def compile_gate(  # type: ignore[no-untyped-def]
+    literals: tuple[str, ...], caseless: tuple[str, ...], structural: bool, markers: Markers = ()
+):
     """The gate's Hyperscan database, from the disk cache when an earlier run built it: compiling
     costs ~60 ms per database (two per run: a fifth of a small paste's time), loading 0.02 ms."""
     hyperscan = _engine()
     version = str(getattr(hyperscan, "__version__", "")).encode()
-    spec = repr((literals, caseless, structural, _FALLBACK, STRUCTURAL_BYTES)).encode()
+    spec = repr((literals, caseless, structural, markers, _FALLBACK, STRUCTURAL_BYTES, MARKER_BASE)).encode()
     key = cache.key_of("hyperscan-gate", version, spec)
-    serialized = cache.cached(key, lambda: hyperscan.dumpb(_compile_gate(literals, caseless, structural)))
+    serialized = cache.cached(
+        key, lambda: hyperscan.dumpb(_compile_gate(literals, caseless, structural, markers))
+    )
     try:
         return hyperscan.loadb(serialized, hyperscan.HS_MODE_BLOCK)
     except Exception:  # built on another CPU (a shared home) or by another Hyperscan: build it here
-        return _compile_gate(literals, caseless, structural)
+        return _compile_gate(literals, caseless, structural, markers)
 
 
-def _compile_gate(literals: tuple[str, ...], caseless: tuple[str, ...], structural: bool):  # type: ignore[no-untyped-def]
+def _compile_gate(  # type: ignore[no-untyped-def]
+    literals: tuple[str, ...], caseless: tuple[str, ...], structural: bool, markers: Markers = ()
+):
     """A Hyperscan database of the gate: its literals (case-sensitive and not, pattern id 1), the
-    structural exception pattern (id 2), and the fallback bytes (id 0: a match stops the scan)."""
+    structural exception pattern (id 2), the fallback bytes (id 0: a match stops the scan), and
+    each milestone literal under an id of its own reported once per chunk (HS_FLAG_SINGLEMATCH:
+    the first line that holds it is all the milestone needs)."""
     hyperscan = _engine()
     expressions = list(_FALLBACK)
     flags = [0] * len(expressions)
@@ -106,6 +119,10 @@ def _compile_gate(literals: tuple[str, ...], caseless: tuple[str, ...], structur
         flags.append(hyperscan.HS_FLAG_MULTILINE)
     ids = [0] * len(_FALLBACK) + [LITERAL_ID] * (len(literals) + len(caseless))
     ids += [STRUCTURAL_ID] * int(structural)
+    for index, (text, folded) in enumerate(markers):
+        expressions.append(re.escape(text.encode()))
+        flags.append(hyperscan.HS_FLAG_SINGLEMATCH | (hyperscan.HS_FLAG_CASELESS if folded else 0))
+        ids.append(MARKER_BASE + index)
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
     return database
@@ -124,21 +141,29 @@ class HitLines:
         # Per hit line: a gate literal is in it. A line only the structural exception pattern hit
         # holds no literal of any rule or milestone the gate stands for: no such pattern matches it.
         self.literal_hit = literal if literal is not None else pl.Series("lit", [True] * lines.len())
+        # Milestone id -> offsets of the first line holding each of its literals (see BlockGate).
+        self.marker_firsts: dict[str, list[int]] = {}
         self._all: pl.Series | None = None
 
     @classmethod
-    def of(cls, data: bytes, database, scratch, limit: int) -> HitLines:  # type: ignore[no-untyped-def]
+    def of(  # type: ignore[no-untyped-def]
+        cls, data: bytes, database, scratch, limit: int, markers: tuple[MarkerLiteral, ...]
+    ) -> HitLines:
         """Raise Fallback when the chunk must take the per-line path. `scratch` is the scan's own
-        (one per concurrent scan: the database is shared, Hyperscan's working memory is not)."""
+        (one per concurrent scan: the database is shared, Hyperscan's working memory is not);
+        `markers` the gate's milestone literals, in the database's id order."""
         if not _short_lines(data, limit):
             raise Fallback
         ends: list[int] = []
+        marker_ends: dict[int, list[int]] = {}  # match end -> indexes into `markers`
 
         def on_match(pattern: int, _start: int, end: int, _flags: int, _context: object) -> bool:
             if pattern == 0:
                 return True  # stop: a byte the per-line path treats differently
+            if pattern >= MARKER_BASE:
+                marker_ends.setdefault(end, []).append(pattern - MARKER_BASE)
             # A literal's hit is marked by its sign (-end): one sorted list says both.
-            ends.append(-end if pattern == LITERAL_ID else end)
+            ends.append(end if pattern == STRUCTURAL_ID else -end)
             return False
 
         try:
@@ -154,12 +179,15 @@ class HitLines:
         literal: list[bool] = []
         rfind, find, newlines_in = data.rfind, data.find, data.count
         number, counted, stop, size = 0, 0, -1, len(data)
+        firsts: dict[int, int] = {}  # marker literal index -> offset of its line
         for signed in ends:
             end = abs(signed)
             last = end - 1  # the match's last byte: a line's own newline belongs to it
             if last <= stop:
                 if signed < 0:
                     literal[-1] = True
+                if end in marker_ends:
+                    firsts.update(dict.fromkeys(marker_ends[end], offsets[-1]))
                 continue  # another hit in the line already taken
             start = rfind(b"\n", 0, last) + 1
             stop = find(b"\n", last)
@@ -171,17 +199,23 @@ class HitLines:
             stops.append(stop)
             offsets.append(number)
             literal.append(signed < 0)
+            if end in marker_ends:
+                firsts.update(dict.fromkeys(marker_ends[end], number))
         newlines = number + data.count(b"\n", counted)
         count = newlines + (0 if data.endswith(b"\n") else 1)
         pieces = [data[a:b] for a, b in zip(starts, stops, strict=True)]
         lines = lines_of_utf8(b"\n".join(pieces) + b"\n") if pieces else pl.Series("raw", [], dtype=pl.String)
-        return cls(
+        found = cls(
             data,
             count,
             pl.Series("idx", offsets, dtype=pl.UInt32),
             lines,
             pl.Series("lit", literal, dtype=pl.Boolean),
         )
+        for index, offset in firsts.items():
+            for rule_id in markers[index].rules:
+                found.marker_firsts.setdefault(rule_id, []).append(offset)
+        return found
 
     def len(self) -> int:
         return self.count

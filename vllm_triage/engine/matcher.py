@@ -119,7 +119,7 @@ class CompiledRules:
                 r for r in self.classifiers + self.stop_markers if r.id not in done and r.kind != "noise"
             ]
             self._block_cache[key] = block_gate_of(
-                [r.pattern for r in rules + self.markers_wanted(done)] + list(_STRUCTURAL_PREFILTER)
+                [r.pattern for r in rules] + list(_STRUCTURAL_PREFILTER), self.markers_wanted(done)
             )
         return self._block_cache[key]
 
@@ -198,9 +198,20 @@ class BlockGate:
     literals: tuple[str, ...]
     caseless: tuple[str, ...]
     structural: bool
+    # The milestones still wanted, by literal: only the first line holding each is reported (one
+    # is all a milestone needs; the stats and access lines of a serving log hold them by the
+    # million). engine/scan.py checks that line is the milestone's first, else searches the chunk.
+    markers: tuple[MarkerLiteral, ...] = ()
 
 
-def block_gate_of(patterns: list[str]) -> BlockGate | None:
+@dataclass(frozen=True)
+class MarkerLiteral:
+    text: str
+    caseless: bool
+    rules: tuple[str, ...]  # the milestones whose every match holds this literal
+
+
+def block_gate_of(patterns: list[str], markers: list[Rule] | None = None) -> BlockGate | None:
     exact: set[str] = set()
     folded: set[str] = set()
     structural = False
@@ -213,7 +224,22 @@ def block_gate_of(patterns: list[str]) -> BlockGate | None:
             return None
         literals, ignore_case = found
         (folded if ignore_case else exact).update(s[:GATE_LITERAL_CHARS] for s in literals)
-    return BlockGate(tuple(sorted(_minimal(exact))), tuple(sorted(_minimal(folded))), structural)
+    owners: dict[tuple[str, bool], list[str]] = {}
+    for rule in markers or []:
+        found = required_literals(rule.pattern)
+        if found is None:
+            return None
+        literals, ignore_case = found
+        # Whole literals, not their first 12 characters: "GPU KV cache size: " is a milestone,
+        # "GPU KV cache usage" a stats line of every ten seconds.
+        for text in literals:
+            owners.setdefault((text, ignore_case), []).append(rule.id)
+    marker_literals = tuple(
+        MarkerLiteral(text, caseless, tuple(rules)) for (text, caseless), rules in sorted(owners.items())
+    )
+    return BlockGate(
+        tuple(sorted(_minimal(exact))), tuple(sorted(_minimal(folded))), structural, marker_literals
+    )
 
 
 def _minimal(literals: set[str]) -> set[str]:

@@ -22,7 +22,7 @@ import polars as pl
 from vllm_triage.core.errors import InputError, RuleError, clip
 from vllm_triage.engine import blocks as hits
 from vllm_triage.engine.blocks import Fallback, HitLines
-from vllm_triage.engine.matcher import CompiledRules, classify, unanchor
+from vllm_triage.engine.matcher import CompiledRules, MarkerLiteral, classify, unanchor
 from vllm_triage.ingest import gutter
 from vllm_triage.ingest.decode import (
     CHUNK_BYTES,
@@ -212,6 +212,7 @@ def _utf8_chunks(
 ) -> Iterator[HitLines | tuple[pl.Series, list[int]]]:
     database: object | None = None
     scratch: object | None = None
+    markers: tuple[MarkerLiteral, ...] = ()
     gate_done: frozenset[str] = frozenset()
     age = compiles = 0
     for data, first_cut in iter_utf8_blocks(stream, chunk_bytes, limit):
@@ -226,12 +227,13 @@ def _utf8_chunks(
             ):
                 gate = state.compiled.block_gate(done)
                 database, gate_done, age = (hits.database_of(gate) if gate else None), done, 0
+                markers = gate.markers if gate else ()
                 scratch = hits.scratch_for(database) if database is not None else None
                 compiles += 1
             age += 1
             if database is not None:
                 try:
-                    yield HitLines.of(data, database, scratch, limit)
+                    yield HitLines.of(data, database, scratch, limit, markers)
                     continue
                 except Fallback:
                     pass
@@ -279,6 +281,8 @@ def _scan_chunk(raw: pl.Series | HitLines, first_line: int, state: _State) -> No
             is_noise = picked.filter(keep).str.contains(state.compiled.noise_filter)
             selected = selected.filter(~is_noise)
         firsts = _first_marker_lines(marker_lines, marker_offsets, state, done)
+        if isinstance(raw, HitLines):
+            firsts = pl.concat([firsts, _exact_marker_lines(raw, state, done)])
         selected = pl.concat([selected, firsts]).unique().sort()
     if selected.is_empty() and state.forward_due == 0:
         return  # the common case deep in a serving log: nothing to parse in this chunk
@@ -369,6 +373,32 @@ def _first_marker_lines(
         matches = candidates.str.contains(unanchor(rule.pattern)).arg_true()
         firsts.extend(offsets.gather(hits.gather(matches.head(5))).to_list())
     return pl.Series("idx", firsts, dtype=pl.UInt32)
+
+
+def _exact_marker_lines(raw: HitLines, state: _State, done: frozenset[str]) -> pl.Series:
+    """Offsets that make a chunk's milestones what the per-line path finds (its first 5 lines
+    matching each milestone wanted, the first of them that classifies as it being the one kept).
+
+    The gate reports only the first line holding each milestone literal (BlockGate.markers). The
+    earliest of those, F, is no later than any line the milestone matches (each holds one of its
+    literals); when F classifies as the milestone it is the one the per-line path keeps. Else
+    the milestone's first lines are searched for in the whole chunk, as the per-line path does."""
+    wanted = [r for r in state.compiled.markers_wanted(done) if r.id in raw.marker_firsts]
+    if not wanted:
+        return pl.Series("idx", [], dtype=pl.UInt32)
+    first_of = {r.id: min(raw.marker_firsts[r.id]) for r in wanted}
+    probe = pl.Series("idx", sorted(set(first_of.values())), dtype=pl.UInt32)
+    classified = _parse(raw.gather(probe), probe.cast(pl.Int64), state)
+    marker_at = dict(classified.select("line", "marker").iter_rows())
+    extra: list[int] = []
+    for rule in wanted:
+        first = first_of[rule.id]
+        if marker_at.get(first) == rule.id:
+            extra.append(first)
+            continue
+        matches = raw.all_lines().str.contains(unanchor(rule.pattern)).arg_true()
+        extra.extend(matches.head(5).to_list())
+    return pl.Series("idx", extra, dtype=pl.UInt32)
 
 
 def _cap_hits(frame: pl.DataFrame, state: _State) -> pl.DataFrame:
