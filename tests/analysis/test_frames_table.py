@@ -310,11 +310,11 @@ def test_dispatchers_never_decide() -> None:
 
 
 def test_frame_phase_adapter_takes_lines_or_names() -> None:
-    strong, weak = frame_phase(V1_WARMUP_JIT, list(table()))
+    strong, weak, _ = frame_phase(V1_WARMUP_JIT, list(table()))
     assert (strong.function, strong.file) == ("_dummy_sampler_run", "vllm/v1/worker/gpu_model_runner.py")
     assert weak.function == "worker_busy_loop"
     names = ["run_engine_core", "__init__", "_initialize_kv_caches", "determine_available_memory", "forward"]
-    strong, weak = frame_phase(names, list(table()))
+    strong, weak, _ = frame_phase(names, list(table()))
     assert strong.phase == "engine_reserve" and weak is None
 
 

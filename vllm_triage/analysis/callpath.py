@@ -305,3 +305,22 @@ def phase_from_chain(lines: Sequence[str], hints: Sequence[Hint]) -> CallPathVer
         if verdict.strong is not None:
             return verdict
     return phase_from_frames([f for frames in chain for f in frames], hints)
+
+
+# V0's executors name the worker method a failure came out of, above the worker's traceback
+# (which a paste often leaves out): multiproc_worker_utils.py logs `Exception in worker %s while
+# processing method %s.` (before 0.6 with `: <error>` after the name), the Ray worker wrapper
+# (worker_base.py execute_method, since vllm#3459) `Error executing method %r. This might cause
+# deadlock in distributed execution.` (unquoted before 0.7). The method is the step that ran.
+_EXECUTOR_METHOD = re.compile(
+    r"(?:Exception in worker \S+ while processing method|Error executing method) '?(?P<func>[A-Za-z_]\w*)'?"
+)
+
+
+def executor_method(lines: Iterable[str]) -> Frame | None:
+    """The worker method an executor's headline names, as a bare frame (the outermost step)."""
+    for line in lines:
+        found = _EXECUTOR_METHOD.search(line)
+        if found:
+            return Frame("", found.group("func"), "")
+    return None

@@ -45,14 +45,15 @@ def milestones_before(
 
 def frame_phase(
     frames: Sequence[Frame | str], hints: list[FrameHint]
-) -> tuple[FrameHint | None, FrameHint | None]:
-    """(strong hint, weak hint) of the deepest matching frames. `frames` are traceback frame
-    lines (matched with their file) or bare function names (matched when unambiguous), outermost
-    first; analysis.callpath.phase_from_frames gives the full verdict."""
+) -> tuple[FrameHint | None, FrameHint | None, bool]:
+    """(strong hint, weak hint, the strong one is a bare name) of the deepest matching frames.
+    `frames` are traceback frame lines (matched with their file) or bare function names (matched
+    when unambiguous), outermost first; analysis.callpath.phase_from_frames gives the full verdict."""
     verdict = phase_from_frames(frames, hints)
     strong = verdict.strong.hint if verdict.strong else None
     weak = verdict.weak.hint if verdict.weak else None
-    return strong, weak  # type: ignore[return-value]  # callpath returns the FrameHints it was given
+    bare = bool(verdict.strong and verdict.strong.frame.bare)
+    return strong, weak, bare  # type: ignore[return-value]  # callpath returns the FrameHints it was given
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,11 @@ def decide_phase(
     implied: set[str],
     source: str | None = None,
 ) -> PhaseDecision:
-    strong, weak = frame_phase(frames, hints)
+    strong, weak, bare = frame_phase(frames, hints)
     evidence = _CallPath(
         strong,
         weak,
+        bare,
         phase_from_source(source, hints) if source else None,
         source.split(":")[0] if source else None,
         frozenset(f.package for f in frames if isinstance(f, Frame)),
@@ -131,6 +133,7 @@ class _CallPath:
 
     strong: FrameHint | None
     weak: FrameHint | None
+    strong_bare: bool  # the strong frame is a name only (an executor's headline), no file
     by_source: str | None  # the phase of the logger's module, when it runs in one step only
     source_file: str | None
     packages: frozenset[str]
@@ -157,6 +160,8 @@ def _decide(
     # progress (V1's EngineCore delegates loading to workers that print it), the traceback's
     # frames are the failing process's own; a disagreement is stated in the reason.
     strong, weak = path.strong, path.weak
+    if strong and path.strong_bare:
+        return strong.phase, f"the executor names the worker method that failed: {strong.function}()"
     if strong:
         return strong.phase, f"the traceback passes through {strong.function}() ({strong.file})"
     if path.by_source:

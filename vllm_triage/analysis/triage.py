@@ -17,7 +17,13 @@ from vllm_triage.analysis.blocks import (
     frames_above,
     frames_of_following_traceback,
 )
-from vllm_triage.analysis.callpath import Frame, parse_frames, phase_from_frames, split_tracebacks
+from vllm_triage.analysis.callpath import (
+    Frame,
+    executor_method,
+    parse_frames,
+    phase_from_frames,
+    split_tracebacks,
+)
 from vllm_triage.analysis.echo import echoed_survivor
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
@@ -308,6 +314,9 @@ def _error_block(
     reached = milestones_before(chosen.row, milestones, rows_by_line)
     hints = compiled.ruleset.frames
     frames = call_path(block, hints) or parse_frames(frames_of_following_traceback(index, block))
+    method = executor_method(r.message for r in block.rows)
+    if method is not None:
+        frames = [method, *frames]  # outermost: the traceback's own frames say more when present
     verdict = phase_from_frames(frames, hints)
     # Processes interleave: the API server may report the dead engine a few lines before the
     # engine's own traceback reaches the log, so consequences just before the root count too.
