@@ -30,6 +30,9 @@ _LOG_LINE = re.compile(
     rf"|\{{.*\"{prefixes.JSON_RECORD_KEY}\"\s*:\s*\"(?:{prefixes.LEVELS})\""  # vLLM's JSON logging
     r"|NCCL (?:INFO|WARN)"
     r"|\w+(?:Error|Exception): "
+    # pydantic's body line under a ValidationError headline, often all a user pastes of it
+    # (vLLM >= 0.10 validates its configs with pydantic: `Value error, User-specified max_model_len …`)
+    r"|Value error, \S"
     r"|Loading safetensors checkpoint shards"
     r"|Avg prompt throughput)"
 )
