@@ -30,6 +30,9 @@ from vllm_triage.core.errors import RuleError
 
 MAX_RECORDED = 10_000  # detailed entries kept; counts are always complete
 MAX_KEPT_FINDS = 1_000_000  # finds of the learning pass kept for the writing pass (memory bound)
+# Short texts remembered as learned / found clean (a payload's strings; a log's text is not kept).
+MAX_MEMO_TEXTS = 100_000
+MAX_MEMO_CHARS = 4096
 # A known value is replaced elsewhere only where it stands as a whole word (or a whole host name:
 # `gpu-node-1` is not swept out of `gpu-node-17`).
 _WORD = frozenset(string.ascii_letters + string.digits)
@@ -114,6 +117,12 @@ class Redactor:
         self._sweep_hosts: dict[str, str] = {}
         self._literals: list[str] = []
         self._whole: dict[str, str] = {}  # declared values → placeholder, replaced when a text is one
+        # Texts the writing pass found nothing in, while no placeholder was added since: a payload
+        # repeats its phase names, rule ids and paths hundreds of times (a fleet scan's rows).
+        self._clean: set[str] = set()
+        self._clean_at = 0
+        # Texts the learning pass has read: learning one twice adds nothing.
+        self._learned: set[str] = set()
         # Where in a block the rules can match at all (prefilter.py): built once per rule set.
         self.prefilter = prefilter.Prefilter(prefilter.triggers_of(self._secret_rules, self._mask_rules))
         self.max_recorded = max_recorded
@@ -127,6 +136,10 @@ class Redactor:
 
     def learn(self, text: str) -> None:
         """Pass 1: give every secret (and mask) in the text its placeholder, without replacing."""
+        if text in self._learned:
+            return
+        if len(text) <= MAX_MEMO_CHARS and len(self._learned) < MAX_MEMO_TEXTS:
+            self._learned.add(text)
         for find in self._finds(text, sweep=False):
             self._placeholder(text[find.start : find.end], find)
 
@@ -148,8 +161,20 @@ class Redactor:
         if whole is not None:
             self._record(Redaction("secret", self._kind_of[whole], "secret-field", file, first_line, whole))
             return whole
+        if len(self._placeholder_of) != self._clean_at:
+            # A new placeholder (a secret found while writing) may be swept from any text.
+            self._clean.clear()
+            self._clean_at = len(self._placeholder_of)
+        if text in self._clean:
+            return text
         finds = self._finds(text, sweep=True)
         if not finds:
+            if (
+                len(text) <= MAX_MEMO_CHARS
+                and len(self._clean) < MAX_MEMO_TEXTS
+                and len(self._placeholder_of) == self._clean_at
+            ):
+                self._clean.add(text)
             return text
         pieces: list[str] = []
         position = 0
