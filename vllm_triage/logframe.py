@@ -176,6 +176,7 @@ def _fill_from_record(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
+    frame = frame.with_columns(_t=pl.col("_t").str.replace(g.CODE_SPAN, "$1"))
     t = pl.col("_t")
     grep_rest = t.str.extract(g.GREP_LINE, 2)
     frame = frame.with_columns(_t=pl.coalesce(grep_rest, t))

@@ -117,10 +117,8 @@ def test_generated_serving_logs(seed: int, chunk: int, compiled: CompiledRules) 
     assert result.total_lines > 6000
 
 
-def test_the_byte_path_is_taken_and_skips_most_lines(
-    compiled: CompiledRules, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The equality above is only worth something if the block path really runs."""
+def _count_hit_lines(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The hit lines of every chunk that takes the byte path, appended as they are found."""
     seen: list[int] = []
     original = blocks.HitLines.of.__func__  # type: ignore[attr-defined]
 
@@ -130,6 +128,14 @@ def test_the_byte_path_is_taken_and_skips_most_lines(
         return found
 
     monkeypatch.setattr(blocks.HitLines, "of", classmethod(counting))
+    return seen
+
+
+def test_the_byte_path_is_taken_and_skips_most_lines(
+    compiled: CompiledRules, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The equality above is only worth something if the block path really runs."""
+    seen = _count_hit_lines(monkeypatch)
     data = ("\n".join(_log(9, CRASHES[0], 20000)) + "\n").encode()
     result = _assert_same(data, compiled, 65536)
     assert len(seen) > 10
@@ -141,15 +147,7 @@ def test_a_busy_serving_chunk_stays_on_the_byte_path(
 ) -> None:
     """The first chunks after start-up hold the serving milestone's literals on every line (access
     and stats lines): only the first line holding each is reported, so they are not split whole."""
-    seen: list[int] = []
-    original = blocks.HitLines.of.__func__  # type: ignore[attr-defined]
-
-    def counting(cls, data, database, scratch, limit, *markers):  # type: ignore[no-untyped-def]
-        found = original(cls, data, database, scratch, limit, *markers)
-        seen.append(found.hit_offsets.len())
-        return found
-
-    monkeypatch.setattr(blocks.HitLines, "of", classmethod(counting))
+    seen = _count_hit_lines(monkeypatch)
     start = (LOGS / "v1-0.10.1-tp2-runtime-illegal-access.log").read_text().splitlines()
     ready = next(i for i, line in enumerate(start) if "Application startup complete" in line)
     access = [

@@ -45,6 +45,7 @@ BASES: dict[str, Expected] = {
             "platform",
             "version",
             "args",
+            "model_resolved",  # ModelConfig's `Resolved architecture: Qwen2ForCausalLM`
             "engine_banner",
             "distributed_init",
             "model_load_start",

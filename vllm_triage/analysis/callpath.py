@@ -259,6 +259,13 @@ def phase_from_frames(frames: Sequence[Frame | str], hints: Sequence[Hint]) -> C
     return CallPathVerdict(strong, weak, teardown, component, innermost, tuple(matches))
 
 
+# Modules whose logger reports a worker's exception from whatever step it ran: the Ray worker
+# wrapper's execute_method (vllm/engine/ray_utils.py 0.4, vllm/executor/ray_utils.py 0.5+, then
+# worker_base.py) and the multiproc worker loop. Their other functions are of one step (Ray
+# placement: cuda_init), so the frames table alone would place every relayed error there.
+_RELAY_LOGGERS = frozenset({"ray_utils.py", "worker_base.py", "multiproc_worker_utils.py"})
+
+
 def phase_from_source(source: str, hints: Sequence[Hint]) -> str | None:
     """The phase of a logged line from its logger location (`[linear.py:210]` gives `linear.py`,
     or a full path): when every start-up entry of the table whose file has that name agrees on one
@@ -266,7 +273,7 @@ def phase_from_source(source: str, hints: Sequence[Hint]) -> str | None:
     modules that serve several steps (gpu_model_runner.py, core.py, utils.py) or the serving loop
     give None."""
     name = _normalise(source).rsplit("/", 1)[-1].split(":", 1)[0]
-    if not name.endswith(".py"):
+    if not name.endswith(".py") or name in _RELAY_LOGGERS:
         return None
     entries = [
         h for h in hints if h.package == "vllm" and h.file.rsplit("/", 1)[-1] == name and not h.teardown

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from vllm_triage.ingest.prefixes import BOX, BOX_START, split_line, strip_ansi, strip_transport
+from vllm_triage.ingest.prefixes import BOX, BOX_START, CODE_SPAN, split_line, strip_ansi, strip_transport
 
+_CODE_SPAN = re.compile(CODE_SPAN)
 # Lines of the head read to learn a gutter (the head is SNIFF_BYTES of the file).
 LEARN_LINES = 2000
 # Of the non-blank lines read: at least this share must carry the gutter ...
@@ -128,7 +129,9 @@ def is_record(line: str) -> bool:
 
 def learn(lines: Sequence[str]) -> Gutter | None:
     """The gutter of a log whose head is `lines`, or None when it has none (the usual case)."""
-    text = [line.rstrip("\r\n") for line in lines[:LEARN_LINES]]
+    # A line quoted as Markdown inline code is read inside its backticks (as logframe does), so
+    # its own prefix is never taken for a paste's tag.
+    text = [_CODE_SPAN.sub(r"\1", line.rstrip("\r\n")) for line in lines[:LEARN_LINES]]
     text = [line for line in text if line.strip()]
     if not text:
         return None

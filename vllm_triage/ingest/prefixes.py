@@ -51,6 +51,12 @@ LOCAL_TS = (
 # colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
 JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
 JOURNALD_HOST_IDENT = r"^\S+ [\w.@/-]+(?:\[\d+\])?: (?P<rest>.*)$"
+# A log line quoted as Markdown inline code in an issue (`` `ERROR 05-08 … [serving_chat.py:198] …` ``):
+# the backticks are the paste's, not the log's. One backtick each side, the line inside whole
+# (which may end in a backtick of its own: `` `RuntimeError: … with `/models/x`` ``); a fence
+# (```) is not a code span.
+CODE_SPAN = r"^`([^`].*)`[ \t]*$"
+
 # `grep -n` (or `grep -C`) output: the line number and `:` (a match) or `-` (a context line) before
 # the line as it was. Taken only in front of what opens a vLLM line (a process prefix, a torch rank,
 # a level word, an RFC 3339 time, a traceback's lines), so a message that starts with a number and

@@ -22,7 +22,8 @@ from vllm_triage.parsers.registry import REGISTRY, Format, Registry
 # Lines that only a log of a vLLM server (or the Python/torch/NCCL stack under it) prints.
 # The prefix heads come from the one grammar; any transport may precede them (`^(?:.*?\s)?`).
 _LOG_LINE = re.compile(
-    rf"(?m)^(?:.*?\s)?(?:{prefixes.LOGGER_HEAD}"
+    # (a backtick before it: a line quoted as Markdown inline code, ingest/prefixes.CODE_SPAN)
+    rf"(?m)^(?:.*?[\s`])?(?:{prefixes.LOGGER_HEAD}"
     r"|Traceback \(most recent call last\)"
     rf"|{prefixes.RANK_HEAD}"
     rf"|{prefixes.PROCESS_HEAD}"
