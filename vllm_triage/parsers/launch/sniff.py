@@ -82,6 +82,7 @@ _SNIFF_LIMIT = 1_000_000
 _PRODUCTION_STACK = re.compile(r"^(?:servingEngineSpec|modelSpec):\s*$|^[ \t]*(?:-\s+)?modelURL:\s*\S", re.M)
 _HELM_ARGS = re.compile(r"^[ \t]*(?:extraArgs|args|vllmArgs|serverArgs|extra_args|engineArgs):", re.M)
 _HELM_IMAGE = re.compile(r"^[ \t]+repository:\s*\S", re.M)
+_HELM_IMAGE_MAP = re.compile(r"^image:[ \t]*(?:#.*)?$", re.M)
 
 
 def looks_like(text: str) -> str | None:
@@ -115,6 +116,10 @@ def looks_like(text: str) -> str | None:
             return "kubernetes"
         if not _COMPOSE.search(head) and _HELM_ARGS.search(head) and _HELM_IMAGE.search(head):
             return "helm"  # values of a generic chart: an args list next to image.repository
+        if _HELM_IMAGE_MAP.search(head) and _HELM_IMAGE.search(head):
+            # A top-level `image:` mapping (repository / tag) is a chart's values: a container's
+            # image is one string, and a compose service is indented under `services:`.
+            return "helm"
         if not _COMPOSE.search(head) and _K8S_CONTAINER_KEYS.search(head):
             return "kubernetes"
         if _COMPOSE.search(head) or re.search(r"^[ \t]+(?:image|command|deploy|environment):", head, re.M):
