@@ -11,6 +11,7 @@ from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CON
 from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
 from vllm_triage.parsers.launch.session import shell_launches
 from vllm_triage.parsers.launch.systemd import looks_like_unit
+from vllm_triage.parsers.vllm_flags import names_vllm_flags
 
 # Text that belongs to another parser even when it quotes a launch command. (An nvidia-smi screen
 # is not among them: an issue pastes the command and the screen together, and nvidia-smi is sniffed
@@ -68,6 +69,12 @@ _K8S_CONTAINER_KEYS = re.compile(
 )
 
 
+_ARG_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:args|command):[ \t]*$", re.M)
+_ARG_ITEM = re.compile(r"^[ \t]*-[ \t]+(\S.*)$", re.M)
+# A paste of one key: a service's `command:` (compose) or a container's `args:` (Kubernetes) list.
+_LONE_ARG_LIST = re.compile(r"(args|command):[ \t]*\n(?:[ \t]*-[ \t]+\S.*(?:\n|$))+\s*$")
+
+
 _VLLM_WORD = re.compile(r"vllm|api_server", re.I)
 
 
@@ -110,7 +117,17 @@ def looks_like(text: str) -> str | None:
     if yaml_like and _PRODUCTION_STACK.search(head):
         return "helm"
     # `command:` as a block list puts `vllm` on a later line than the key, hence the second test.
-    vllm_in_yaml = _YAML_VLLM.search(head) or _YAML_VLLM_ITEM.search(head)
+    vllm_in_yaml = bool(_YAML_VLLM.search(head) or _YAML_VLLM_ITEM.search(head))
+    # A patch or a fragment may hold only the argument list (`args:` of a Deployment patch, a
+    # service's `command:`), with no image and no program: its vLLM-only options say what it is.
+    # Seen as strategic-merge Deployment patches (`containers: - name: vllm  args: [...]`), a KServe
+    # ServingRuntime's `args: - '--model=/mnt/models'  # Index 1` quoted in overlay docs, and a
+    # compose service's `command:` list pasted alone in an issue.
+    lone_list = _LONE_ARG_LIST.match(head.lstrip("\n"))
+    if (yaml_like or lone_list) and not vllm_in_yaml and _ARG_KEY.search(head):
+        vllm_in_yaml = names_vllm_flags("\n".join(_ARG_ITEM.findall(head)))
+    if lone_list and vllm_in_yaml:
+        return "compose" if lone_list.group(1) == "command" else "kubernetes"
     if yaml_like and (vllm_in_yaml or (_YAML_IMAGE.search(head) and _VLLM_WORD.search(head))):
         if _K8S.search(head) or (_K8S_KIND.search(head) and "apiVersion" in head):
             return "kubernetes"
