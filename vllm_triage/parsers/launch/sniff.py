@@ -7,6 +7,7 @@ import re
 
 from vllm_triage.parsers.base import clean_paste
 from vllm_triage.parsers.launch.dockerfile import looks_like as dockerfile_looks_like
+from vllm_triage.parsers.launch.llama_swap import looks_like_llama_swap
 from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CONFIG
 from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
 from vllm_triage.parsers.launch.session import shell_launches
@@ -94,8 +95,8 @@ _HELM_IMAGE_MAP = re.compile(r"^image:[ \t]*(?:#.*)?$", re.M)
 
 def looks_like(text: str) -> str | None:
     """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes", "helm",
-    "ray_serve_llm", "supervisord", "systemd", "dockerfile"), or None when it is no launch command (or is
-    another parser's format)."""
+    "llama_swap", "ray_serve_llm", "supervisord", "systemd", "dockerfile"), or None when it is no launch
+    command (or is another parser's format)."""
     if not text or not text.strip() or "\x00" in text[:4096]:
         return None
     head = text[:_SNIFF_LIMIT].lstrip("\ufeff")
@@ -114,6 +115,8 @@ def looks_like(text: str) -> str | None:
     yaml_like = len(_YAML_KEY.findall(head)) >= 2
     if yaml_like and (YAML_LLM_CONFIG.search(head) or "VLLMEngine" in head and _RAYLLM_ENGINE.search(head)):
         return "ray_serve_llm"  # before Kubernetes: a RayService holds pod templates too
+    if yaml_like and looks_like_llama_swap(head) and _VLLM_WORD.search(head):
+        return "llama_swap"  # before compose: a model entry's cmd is one command line, not a service
     if yaml_like and _PRODUCTION_STACK.search(head):
         return "helm"
     # `command:` as a block list puts `vllm` on a later line than the key, hence the second test.
