@@ -397,3 +397,16 @@ def test_vllm_arguments_only_when_the_entrypoint_is_vllm(argv: list[str], expect
     text = json.dumps({"Id": "a" * 64, "Path": argv[0], "Args": argv[1:], "State": {"Status": "exited"}})
     got = values(container_inspect.parse(text, "argv.json"))
     assert {name: value for name, value in got.items() if name.startswith("arg.")} == expected
+
+
+def test_a_device_request_list_under_the_jq_command_and_a_sentence():
+    text = (
+        "$ docker inspect vllm-qwen | jq '.[0].HostConfig.DeviceRequests'\n"
+        "the container has this:\n"
+        '[\n  {\n    "Driver": "",\n    "Count": 0,\n    "DeviceIDs": ["0", "2"],\n'
+        '    "Capabilities": [["gpu"]],\n    "Options": {}\n  }\n]\n'
+    )
+    assert container_inspect.looks_like(text)
+    result = container_inspect.parse(text, "inspect.txt")
+    assert result.knobs["container.gpus"].value == "0,2"
+    assert result.knobs["container.gpus"].source.line == 7  # the DeviceIDs line

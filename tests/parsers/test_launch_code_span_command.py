@@ -73,3 +73,16 @@ def test_a_span_not_closed_in_its_paragraph_is_left_alone() -> None:
     lines, _ = prepare_lines(text)
     assert lines[0].text == "`vllm serve org/m \\"
     assert lines[-1].text == "then it fails`"
+
+
+def test_a_command_in_triple_backticks_on_one_line_is_a_code_span_not_a_fence():
+    # CommonMark: a backtick fence's info string holds no backtick, so ```…``` on one line is inline code
+    text = (
+        "```docker run --entrypoint /bin/bash -p 8000:8000 vllm-cpu:dev -c "
+        '"export VLLM_CPU_OMP_THREADS_BIND=0-15 && vllm serve facebook/opt-125m --dtype bfloat16"```\n'
+    )
+    result = parse(text, "issue.md")
+    assert result.knobs["launcher"].value == "docker_run"
+    assert result.knobs["image.ref"].value == "vllm-cpu:dev"
+    assert result.knobs["arg.model"].value == "facebook/opt-125m"
+    assert result.knobs["env.VLLM_CPU_OMP_THREADS_BIND"].value == "0-15"

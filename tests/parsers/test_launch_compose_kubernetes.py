@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from launch_helpers import family, line, read, value
 
-from vllm_triage.parsers.launch import parse
+from vllm_triage.parsers.launch import looks_like, parse
 
 
 def test_compose_entrypoint_override_and_command_list():
@@ -246,3 +246,53 @@ def test_without_a_shell_entrypoint_a_whole_command_item_is_still_split_with_a_n
         text = _POD + command + '      args: ["vllm serve org/m --max-model-len 2048"]\n'
         result = parse(text, "pod.yaml")
         assert any("holds a whole command line" in note for note in result.notes), command
+
+
+def test_a_deployment_patch_with_only_an_args_list_is_read_for_what_it_holds():
+    # a kustomize-style patch: no image, the program is the image's entrypoint
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: llm\nspec:\n  template:\n    spec:\n"
+        '      containers:\n      - name: llm\n        args:\n        - "--model"\n        - Qwen/Qwen3-8B\n'
+        "        - '--max-num-seqs'\n        - '64'\n        - --enable-prefix-caching\n"
+    )
+    assert looks_like(text) == "kubernetes"
+    result = parse(text, "patch.yaml")
+    assert value(result, "launcher") == "kubernetes"
+    assert family(result, "arg.") == {
+        "model": "Qwen/Qwen3-8B",
+        "max_num_seqs": "64",
+        "enable_prefix_caching": "true",
+    }
+
+
+def test_a_lone_command_list_is_a_compose_service_fragment():
+    text = "command:\n  - mistralai/Mistral-7B-v0.3\n  - --kv-cache-dtype\n  - fp8\n  - '--hf-overrides'\n  - '{\"a\": 1}'\n"
+    assert looks_like(text) == "compose"
+    result = parse(text, "fragment.yaml")
+    assert value(result, "launcher") == "compose"
+    assert family(result, "arg.") == {
+        "model": "mistralai/Mistral-7B-v0.3",
+        "kv_cache_dtype": "fp8",
+        "hf_overrides": '{"a": 1}',
+    }
+
+
+def test_an_args_list_of_options_every_server_has_is_no_vllm_launch():
+    # llama.cpp's server takes --model / --host / --port too
+    text = "args:\n  - --model\n  - /models/q4.gguf\n  - --port\n  - '8080'\n"
+    assert looks_like(text) is None
+
+
+def test_a_lone_args_list_with_equals_items_and_comments_is_a_container_fragment():
+    text = (
+        "args:\n  - '--port=8080'                 # Index 0\n  - '--model=/mnt/models'         # Index 1\n"
+        "  - '--max-model-len'\n  - '32768'\n  - '--gpu-memory-utilization=0.85'\n"
+    )
+    assert looks_like(text) == "kubernetes"
+    result = parse(text, "servingruntime.md")
+    assert family(result, "arg.") == {
+        "port": "8080",
+        "model": "/mnt/models",
+        "max_model_len": "32768",
+        "gpu_memory_utilization": "0.85",
+    }

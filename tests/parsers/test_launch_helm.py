@@ -99,3 +99,38 @@ def test_a_fragment_of_production_stack_values_is_read_for_what_it_holds():
     assert value(result, "container.gpus") == "1"
     lone = "modelURL: facebook/opt-125m\nvllmConfig:\n  tensorParallelSize: 2\n"
     assert family(parse(lone, "paste.yaml"), "arg.")["tensor_parallel_size"] == "2"
+
+
+# Values with the image split into repository / tag, seen in public charts: the `helm create`
+# scaffold edited for vLLM (a llama-serve chart), CAST AI's vllm child chart (image.repository
+# us-docker.pkg.dev/castai-hub/library/vllm-openai, image.tag v0.9.2) and vLLM's own
+# examples/online_serving/chart-helm (image.command holds the whole `vllm serve …` list).
+def test_values_with_only_an_image_repository_and_tag_are_a_helm_launch():
+    text = (
+        "replicaCount: 2\n\nimage:\n  repository: vllm/vllm-openai\n  pullPolicy: Always\n"
+        '  # Overrides the image tag.\n  tag: "v0.10.1"\n\nimagePullSecrets: []\n'
+        "podSecurityContext: {}\nsecurityContext: {}\n\nservice:\n  type: ClusterIP\n  port: 8000\n\n"
+        'resources:\n  limits:\n    nvidia.com/gpu: "2"\n'
+    )
+    assert looks_like(text) == "helm"
+    result = parse(text, "values.yaml")
+    assert value(result, "launcher") == "helm"
+    assert value(result, "image.ref") == "vllm/vllm-openai:v0.10.1"
+    assert value(result, "container.gpus") == "2"
+
+
+def test_an_image_command_list_in_chart_values_is_the_launch():
+    text = (
+        "image:\n  repository: registry.local/vllm-openai\n  tag: v0.9.2\n"
+        '  command: ["vllm", "serve", "/models/opt", "--dtype", "bfloat16", "--port", "8000"]\n'
+        "containerPort: 8000\nreplicaCount: 1\n"
+    )
+    result = parse(text, "values.yaml")
+    assert value(result, "launcher") == "helm"
+    assert value(result, "image.ref") == "registry.local/vllm-openai:v0.9.2"
+    assert family(result, "arg.") == {"model": "/models/opt", "dtype": "bfloat16", "port": "8000"}
+
+
+def test_chart_values_for_another_image_are_no_launch():
+    text = "image:\n  repository: nginx\n  tag: '1.27'\nreplicaCount: 1\nservice:\n  port: 80\n"
+    assert "launcher" not in parse(text, "values.yaml").knobs

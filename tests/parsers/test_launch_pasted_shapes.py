@@ -183,3 +183,38 @@ def test_a_prompt_masked_by_githubs_email_filter() -> None:
     # its output under it is not a command
     output = text + "***@***.***:/workspace# cat notes\nvllm serve other/model --port 1\n"
     assert value(parse(output, "reply.txt"), "arg.model") == "google/gemma-3-12b-it"
+
+
+def test_a_comment_after_the_continuation_backslash_is_an_aside_not_the_end_of_the_command():
+    # bash would end the command at `\  # …` (an escaped space, then a comment); the writer meant
+    # the backslash to continue it, so the rest of the flags and the image are still read.
+    text = (
+        "docker run --runtime nvidia \\\n"
+        "    --gpus all \\  # every GPU\n"
+        "    --ipc=host \\ #\n"
+        "    --shm-size 8g \\        #共享内存\n"
+        "    vllm/vllm-openai:v0.6.3 \\\n"
+        '    --model Qwen/Qwen2.5-7B-Instruct-AWQ --quantization "awq"\n'
+    )
+    result = parse(text, "run.sh")
+    assert value(result, "launcher") == "docker_run"
+    assert value(result, "image.ref") == "vllm/vllm-openai:v0.6.3"
+    assert value(result, "container.gpus") == "all"
+    assert family(result, "arg.") == {"model": "Qwen/Qwen2.5-7B-Instruct-AWQ", "quantization": "awq"}
+    assert any("comment after the continuation backslash dropped" in note for note in result.notes)
+
+
+def test_a_quoted_backslash_before_a_hash_stays_in_its_string():
+    text = "vllm serve m --chat-template-content-format 'a \\ #b' --port 8001\n"
+    assert family(parse(text, "run.sh"), "arg.")["chat_template_content_format"] == "a \\ #b"
+
+
+def test_lines_after_a_prompted_comment_are_commands_not_its_output():
+    text = (
+        "$ vllm serve facebook/opt-125m --port 9000\n\nOr with Docker:\n\n"
+        "$ # start the container\n"
+        "docker run --gpus all vllm/vllm-openai:v0.8.4 --model facebook/opt-1.3b\n"
+    )
+    result = parse(text, "readme.md")
+    assert value(result, "launcher") == "docker_run"
+    assert value(result, "arg.model") == "facebook/opt-1.3b"

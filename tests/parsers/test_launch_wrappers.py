@@ -42,7 +42,7 @@ CASES = [
     ),
     (
         "srun --gres=gpu:4 -N 1 --ntasks-per-node 1 vllm serve meta-llama/Llama-3.1-70B -tp 4 --max-model-len 8192",
-        "vllm_serve",
+        "slurm",
         {"model": "meta-llama/Llama-3.1-70B", "tensor_parallel_size": "4", "max_model_len": "8192"},
         {},
     ),

@@ -210,3 +210,24 @@ def test_a_name_cut_by_the_end_of_the_paste_is_no_model() -> None:
     # cut after the name cell: the name is whole
     cut_after_name = TABLE + "|   1  NVIDIA A10G                    On  |   00000000:00:1F"
     assert facts(cut_after_name)["gpu_models"] == ["NVIDIA A10G", "NVIDIA A10G"]
+
+
+def test_an_error_captured_in_a_ci_xtrace_line_is_read() -> None:
+    # `set -x` shows the captured output inside `+ VAR='…'`; `+ ` is no table border
+    text = (
+        "- run: nvidia-smi --query-gpu=name --format=csv,noheader\n\nlog:\n"
+        "+ GPU_NAME='No devices were found'\n++ echo 'No devices were found'\n+ exit 6\n"
+    )
+    assert looks_like(text) == "error"
+    result = parse(text, "ci.log", "host")
+    assert [problem.id for problem in result.problems] == ["nvidia-smi-no-devices"]
+
+
+def test_a_table_border_is_still_a_table_row() -> None:
+    assert (
+        looks_like(
+            "+-----------------------------------------------------------------------------+\n"
+            "| NVIDIA-SMI 470.63.01    Driver Version: 470.63.01    CUDA Version: 11.4     |\n"
+        )
+        == "table"
+    )

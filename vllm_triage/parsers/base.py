@@ -57,6 +57,22 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _QUOTE = re.compile(r"^\s*>\s?")
 
 
+def _one_line_code_span(line: str) -> str | None:
+    """The text of ```` ```docker run …``` ````: an opening run of backticks closed again on the same
+    line is no fence but an inline code span (CommonMark: a backtick fence's info string holds no
+    backtick), the way READMEs and issues quote a one-line command on a line of its own
+    (```` ```docker run --rm -p 8888:8888 IMAGE``` ````)."""
+    stripped = line.strip()
+    ticks = len(stripped) - len(stripped.lstrip("`"))
+    if ticks < 3:
+        return None
+    body = stripped[ticks:]
+    if len(body) <= ticks or not body.endswith("`" * ticks) or body[-ticks - 1] == "`":
+        return None
+    inner = body[:-ticks].strip()
+    return inner if inner and "`" * ticks not in inner else None
+
+
 def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
     """Lines of a pasted artefact with paste debris removed, original line numbers kept.
 
@@ -69,7 +85,12 @@ def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
         line = strip_ansi(raw).rstrip("\r").replace("\x00", "")
         while _QUOTE.match(line):
             line = _QUOTE.sub("", line, count=1)
-        if _FENCE.match(line) or _EXIT_TRAILER.match(line):
+        if _FENCE.match(line):
+            span = _one_line_code_span(line)
+            if span is None:
+                continue
+            line = span
+        if _EXIT_TRAILER.match(line):
             continue
         if not keep_prompts and _PROMPT.match(line):
             continue

@@ -47,14 +47,17 @@ def looks_like(text: str) -> bool:
         return False
     head = "\n".join(line.text for line in clean_paste(text[:400_000]))
     first = head.lstrip()[:1]
+    device_request = '"Capabilities"' in head and ('"DeviceIDs"' in head or '"Count"' in head)
     if first not in ("{", "[", '"'):
-        # Mixed pastes (a sentence, then the JSON) still count when several inspect keys appear.
-        return len(set(_INSPECT_KEYS.findall(head))) >= 3
+        # Mixed pastes (a sentence, then the JSON) still count when several inspect keys appear,
+        # or when the JSON is a DeviceRequest list (`docker inspect X | jq '.[0].HostConfig.DeviceRequests'`
+        # shown under the command that printed it): Driver, Count, DeviceIDs, Capabilities are the
+        # fields of Docker's container.DeviceRequest, together in no other format.
+        return len(set(_INSPECT_KEYS.findall(head))) >= 3 or device_request and '"Driver"' in head
     if _INSPECT_KEYS.search(head):
         return True
     # jq pieces: `.HostConfig.DeviceRequests`, `.State`, `{"Image": …, "Env": …}`
     pieces = set(_PIECE_KEYS.findall(head))
-    device_request = '"Capabilities"' in head and ('"DeviceIDs"' in head or '"Count"' in head)
     return device_request or len(pieces) >= 2 and not re.search(r'"(?:messages|prompt|model)"\s*:', head)
 
 
@@ -101,6 +104,12 @@ def _clean(text: str) -> tuple[str, list[int]]:
     """Paste debris removed (blockquotes, fences, prompts); returns the JSON text and, for each
     of its lines, the line number in the original file."""
     lines = clean_paste(text)
+    start = next((i for i, line in enumerate(lines) if line.text.strip()), 0)
+    if lines and not lines[start].text.lstrip().startswith(("{", "[", '"')):
+        # The command or a sentence before the JSON (`docker inspect x | jq …`, "it shows:"):
+        # the JSON starts on the first line that opens an object or an array.
+        start = next((i for i, line in enumerate(lines) if line.text.lstrip()[:1] in ("{", "[")), start)
+        lines = lines[start:]
     return "\n".join(line.text for line in lines), [line.number for line in lines]
 
 

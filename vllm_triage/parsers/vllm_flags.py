@@ -251,3 +251,21 @@ def suggest_flag(name: str) -> str | None:
         base = "-" + base.lstrip("-")
     found = process.extractOne(base, _suggestion_pool(), scorer=fuzz.ratio, score_cutoff=75)
     return found[0] if found else None
+
+
+# Options many servers share (llama.cpp, TGI, sglang, any web app): naming one says nothing of vLLM.
+_SHARED_OPTIONS = frozenset(
+    {"--model", "--host", "--port", "--dtype", "--seed", "--api-key", "--help", "--version"}
+)
+_OPTION_WORD = re.compile(r"""(?<![\w-])["']?(--[a-z][a-z0-9-]*[a-z0-9])""")
+
+
+def names_vllm_flags(text: str) -> bool:
+    """Whether `text` (an argument list as YAML or JSON text) holds an option only vLLM has, spelled
+    exactly: an args / command list given without the program or the image (a patch, a fragment)."""
+    for match in _OPTION_WORD.finditer(text):
+        option = match.group(1)
+        found = resolve_flag(option) if option not in _SHARED_OPTIONS else None
+        if isinstance(found, FlagMatch) and not found.abbreviated:
+            return True
+    return False

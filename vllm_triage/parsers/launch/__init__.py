@@ -3,8 +3,8 @@
 Shapes: `vllm serve MODEL …`, `python -m vllm.entrypoints.openai.api_server --model MODEL …`
 (also under `uv run`, `conda run`, `nohup`, env prefixes), `docker run` / `podman run` (docker
 options, the image, then vLLM arguments read against the image's entrypoint), docker-compose
-service blocks, Kubernetes container specs, supervisord `[program:x]` sections and systemd units
-(`ExecStart=`).
+service blocks, Kubernetes container specs, llama-swap model entries (`cmd:`), supervisord
+`[program:x]` sections and systemd units (`ExecStart=`).
 
 Sample (a paste as it arrives; prompts, continuations and comments are debris to read through):
 
@@ -33,6 +33,7 @@ from vllm_triage.parsers.launch.compose import parse_compose
 from vllm_triage.parsers.launch.dockerfile import parse_dockerfile
 from vllm_triage.parsers.launch.helm import parse_helm
 from vllm_triage.parsers.launch.kubernetes import parse_kubernetes
+from vllm_triage.parsers.launch.llama_swap import parse_llama_swap
 from vllm_triage.parsers.launch.model import KIND_PREFIX
 from vllm_triage.parsers.launch.ray_serve import parse_ray_serve
 from vllm_triage.parsers.launch.sbatch import parse_sbatch
@@ -56,7 +57,7 @@ def parse(text: str, file: str) -> ParseResult:
             result = ParseResult(kind=f"{KIND_PREFIX}.unknown")
             result.notes.append(
                 "no vLLM launch command recognised (vllm serve, api_server, docker/podman run, sbatch, "
-                "compose, Kubernetes, Helm values, Ray Serve LLM, supervisord or a systemd unit)"
+                "compose, Kubernetes, Helm values, Ray Serve LLM, llama-swap, supervisord or a systemd unit)"
             )
             return result
         reader = {
@@ -69,6 +70,7 @@ def parse(text: str, file: str) -> ParseResult:
             "helm": parse_helm,
             "ray_serve_llm": parse_ray_serve,
             "dockerfile": parse_dockerfile,
+            "llama_swap": parse_llama_swap,
         }[shape]
         result = reader(text, file)
         if "launcher" not in result.knobs and shape in ("compose", "kubernetes"):

@@ -14,6 +14,7 @@ from vllm_triage.parsers.launch.docker import (
     runs_vllm,
     set_image,
 )
+from vllm_triage.parsers.launch.launchers import SLURM, SLURM_STARTS
 from vllm_triage.parsers.launch.lexer import ASSIGNMENT, Simple, Token, simple_commands, tokenize
 from vllm_triage.parsers.launch.model import Context, Launch, Shell, Value
 from vllm_triage.parsers.launch.paste import Line, logical_commands
@@ -44,7 +45,17 @@ def analyse(words: list[Token], shell: Shell, ctx: Context) -> Launch | None:
     )
     reader.read(words[anchor.args_from :])
     read_config_file(launch, shell, ctx)
+    if any(wrapper.split()[0] == "srun" for wrapper in anchor.wrappers):
+        started_by_slurm(launch, "srun")
     return launch
+
+
+def started_by_slurm(launch: Launch, how: str) -> None:
+    """Slurm, not a shell, started the process: the launcher says so, the entrypoint is kept as a
+    note (the vLLM arguments were read against it already)."""
+    if launch.launcher in SLURM_STARTS:
+        launch.notes.append(f"line {launch.line}: {DESCRIBE[launch.launcher]} started by Slurm ({how})")
+        launch.launcher = SLURM
 
 
 def _add_prefix_env(launch: Launch, anchor: Anchor) -> None:
@@ -157,6 +168,7 @@ DESCRIBE = {
     "api_server_module": "python -m vllm.entrypoints.openai.api_server",
     "docker_run": "docker run",
     "podman_run": "podman run",
+    SLURM: "vLLM under Slurm",
 }
 
 

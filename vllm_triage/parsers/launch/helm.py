@@ -40,7 +40,9 @@ _STACK_FLAGS = {
 }
 # vllmConfig keys that are the chart's own, not vLLM flags.
 _STACK_OWN = {"v0", "prometheusMultiprocDir", "extraArgs", "enablePrefixCaching", "enableChunkedPrefill"}
-_ARG_KEYS = ("extraArgs", "args", "vllmArgs", "serverArgs", "extra_args", "engineArgs")
+# `command` last: vLLM's own example chart (examples/online_serving/chart-helm) gives the whole
+# `vllm serve …` list as image.command.
+_ARG_KEYS = ("extraArgs", "args", "vllmArgs", "serverArgs", "extra_args", "engineArgs", "command")
 _MODEL_KEYS = ("model", "modelURL", "modelName", "modelId", "model_id", "modelPath", "servedModel")
 _GPU_KEYS = ("requestGPU", "gpus", "gpu", "gpuCount", "numGpus", "nGpus")
 
@@ -206,11 +208,33 @@ def _stack_flags(doc: YamlDoc, path: Path, model: dict[str, Any], launch: Launch
 def _generic(doc: YamlDoc, ctx: Context) -> Launch | None:
     found = _find_args(doc.data, ())
     if found is None:
-        return None
+        return _image_only(doc, ctx)
     holder_path, key, holder = found
     launch = Launch(HELM, doc.line((*holder_path, key)))
     launch.notes.append(f"Helm values: vLLM arguments from {'.'.join(map(str, (*holder_path, key)))}")
     words = _arg_list(doc, (*holder_path, key), holder[key], launch)
+    _read_generic(doc, ctx, launch, holder_path, holder, words)
+    return launch
+
+
+def _image_only(doc: YamlDoc, ctx: Context) -> Launch | None:
+    """Values that name a vLLM image as `image.repository` / `image.tag` but hold no arguments (a
+    `helm create` scaffold, a values file cut before its args): a fragment read for what it holds."""
+    image = doc.data.get("image") if isinstance(doc.data, dict) else None
+    if not (isinstance(image, dict) and _VLLM_IMAGE.search(yaml_scalar(image.get("repository")) or "")):
+        return None
+    launch = Launch(HELM, doc.line(("image", "repository")))
+    launch.notes.append("Helm values: a vLLM image with no arguments in the values (the chart's defaults)")
+    _read_generic(doc, ctx, launch, (), doc.data, [])
+    return launch
+
+
+_VLLM_IMAGE = re.compile(r"vllm", re.I)
+
+
+def _read_generic(
+    doc: YamlDoc, ctx: Context, launch: Launch, holder_path: Path, holder: dict[str, Any], words: list[Token]
+) -> None:
     if words and words[0].text in ("vllm", "serve"):
         words = (
             words[2:]
@@ -223,7 +247,8 @@ def _generic(doc: YamlDoc, ctx: Context) -> Launch | None:
     ):
         model_path, model = model_at
         words.insert(0, Token(yaml_scalar(model), doc.line(model_path)))
-    ArgReader(launch, ctx.file, positional="model", entrypoint="vllm serve (Helm chart)").read(words)
+    if words:
+        ArgReader(launch, ctx.file, positional="model", entrypoint="vllm serve (Helm chart)").read(words)
     image_at = _nearest(doc.data, holder_path, ("image",))
     if image_at is not None:
         image_path, image = image_at
@@ -249,7 +274,6 @@ def _generic(doc: YamlDoc, ctx: Context) -> Launch | None:
         )
     else:
         _gpus(launch, doc, holder_path, holder, *_GPU_KEYS)
-    return launch
 
 
 def _find_args(data: Any, path: Path, depth: int = 0) -> tuple[Path, str, dict[str, Any]] | None:

@@ -57,6 +57,9 @@ def containers_in(data: Any) -> Iterable[tuple[Path, dict[str, Any], Path, dict[
     if isinstance(data, dict) and "image" in data and "containers" not in data and _container_keys(data):
         yield (), {}, (), data
         return
+    if isinstance(data, dict) and set(data) <= {"args", "command"} and data:
+        yield (), {}, (), data  # one container's argument list pasted alone
+        return
     for pod_path, pod in _pod_specs(data, ()):
         for index, container in enumerate(items_of(pod.get("containers"))):
             if isinstance(container, dict):

@@ -13,6 +13,7 @@ KUBERNETES = "kubernetes"
 HELM = "helm"
 SUPERVISORD = "supervisord"
 RAY_SERVE_LLM = "ray_serve_llm"
+SLURM = "slurm"
 
 LAUNCHERS: dict[str, str] = {
     VLLM_SERVE: "`vllm serve MODEL …` (also `python -m vllm.entrypoints.cli.main serve`), through "
@@ -27,10 +28,16 @@ LAUNCHERS: dict[str, str] = {
     SUPERVISORD: "a supervisord [program:x] whose command= starts vLLM",
     RAY_SERVE_LLM: "a Ray Serve LLM config: Python LLMConfig(...) or serve YAML "
     "applications[].args.llm_configs[]",
+    SLURM: "vLLM started on the host by Slurm: an sbatch script (#SBATCH directives) or an `srun … vllm "
+    "serve …` / `srun … python -m vllm.entrypoints.openai.api_server …` line",
 }
 
+# What Slurm starts directly (a `docker run` in an sbatch script stays docker_run: the container,
+# not the scheduler, says where vLLM ran and what to collect).
+SLURM_STARTS = (VLLM_SERVE, API_SERVER_MODULE)
+
 # What each launch implies about where vLLM ran (bundle collection and the checklist use these).
-SHELL_TYPED = (VLLM_SERVE, API_SERVER_MODULE, DOCKER_RUN, PODMAN_RUN, SUPERVISORD)
+SHELL_TYPED = (VLLM_SERVE, API_SERVER_MODULE, DOCKER_RUN, PODMAN_RUN, SUPERVISORD, SLURM)
 CONTAINER_RUNTIME = {DOCKER_RUN: "docker", COMPOSE: "docker", PODMAN_RUN: "podman"}
 IN_A_POD = (KUBERNETES, HELM)
-ON_A_HOST = (VLLM_SERVE, API_SERVER_MODULE, SUPERVISORD, RAY_SERVE_LLM)
+ON_A_HOST = (VLLM_SERVE, API_SERVER_MODULE, SUPERVISORD, RAY_SERVE_LLM, SLURM)

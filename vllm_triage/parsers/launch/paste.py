@@ -164,7 +164,8 @@ def prepare_lines(text: str) -> tuple[list[Line], bool]:
             continue
         prompt = _PROMPT.match(line)
         if prompt:
-            out.append(Line(pasted.number, line[prompt.end() :], prompted=True))
+            command = line[prompt.end() :]
+            out.append(Line(pasted.number, command, prompted=True, comment=command.lstrip().startswith("#")))
             continue
         out.append(Line(pasted.number, line, comment=line.lstrip().startswith(("#", "::", "REM "))))
     prompted = any(ln.prompted for ln in out)
@@ -223,6 +224,32 @@ def _strip_continuation(text: str) -> tuple[str, bool]:
     return text, False
 
 
+# `--gpus all \  # use every GPU`: an aside after the continuation backslash. bash reads `\ ` as an
+# escaped space (a word of one space), the `#` as a comment to the end of the line, and the
+# newline as the end of the command, so the paste is broken shell (docker takes " " as the image
+# and every later line fails as a command of its own). Whoever wrote it meant the backslash to
+# continue the command and the comment as a note on the flag, and that is how a reader reads it.
+# Seen in public READMEs and docs as `\  # Enable GPU support`, `\ # to prevent memory errors`,
+# `\ #`, `\        #注释` (docker run examples in many repositories; found with find_string
+# "--gpus all \  #" and "--ipc=host \ #").
+_ASIDE_AFTER_CONTINUATION = re.compile(r"(?<=[ \t])\\[ \t]+#")
+
+
+def _aside_dropped(line: Line, notes: list[str]) -> str:
+    """The line without a comment that follows its continuation backslash (see above)."""
+    aside = _ASIDE_AFTER_CONTINUATION.search(line.text)
+    if aside is None:
+        return line.text
+    before = line.text[: aside.start()]
+    if before.count('"') % 2 or before.count("'") % 2:
+        return line.text  # the backslash is inside a quoted string: the shell's reading stands
+    notes.append(
+        f"line {line.number}: comment after the continuation backslash dropped; the command read as "
+        "continued (bash would end it there)"
+    )
+    return before + "\\"
+
+
 LAUNCH_HINT = re.compile(r"\bvllm\b|api_server|\b(?:docker|podman)\b", re.I)
 
 
@@ -272,7 +299,12 @@ def logical_commands(
     are skipped (the person commented out one flag); blank lines end a command."""
     commands: list[Logical] = []
     current: Logical | None = None
+    # A prompted comment (`$ # Deploy with Docker`) prints nothing: the unprompted lines after it
+    # are the commands it introduces, not its output.
+    after_prompted_comment = False
     for line in lines:
+        if line.prompted:
+            after_prompted_comment = line.comment
         if not line.text.strip():
             current = None
             continue
@@ -282,25 +314,26 @@ def logical_commands(
             else:
                 current = None
             continue
+        text = _aside_dropped(line, notes)
         if current is not None and current.open:
-            piece, still_open = _strip_continuation(line.text)
+            piece, still_open = _strip_continuation(text)
             current.add(line.number, piece, "\n")
         elif (
             join_wraps
             and current is not None
             and (sep := _wrap_separator(current.last_raw, line, current)) is not None
         ):
-            piece, still_open = _strip_continuation(line.text)
+            piece, still_open = _strip_continuation(text)
             current.add(line.number, piece.lstrip() if sep == " " else piece, sep)
             how = "no backslash" if sep == "\n" else "terminal-wrapped line"
             notes.append(f"line {line.number}: read as the continuation of line {current.lines[0]} ({how})")
-        elif prompted_paste and not line.prompted:
+        elif prompted_paste and not line.prompted and not after_prompted_comment:
             current = None  # output of a prompted command, not a command
             continue
         else:
             current = Logical()
             commands.append(current)
-            piece, still_open = _strip_continuation(line.text)
+            piece, still_open = _strip_continuation(text)
             current.add(line.number, piece, "")
         current.open = still_open
         current.last_raw = line.text

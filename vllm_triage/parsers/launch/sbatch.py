@@ -9,7 +9,7 @@ launch (often under `srun`) is the one read.
     export HF_HOME=/scratch/hf
     srun vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 4
 
-gives `launcher=vllm_serve` (how vLLM itself was started), `slurm.gres=gpu:a100:4`,
+gives `launcher=slurm` (the entrypoint, `vllm serve`, is a note), `slurm.gres=gpu:a100:4`,
 `slurm.nodes=1`, `container.gpus=4` (GPUs per node), `env.HF_HOME`, and the vLLM arguments.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from vllm_triage.parsers.base import ParseResult
+from vllm_triage.parsers.launch.launchers import SLURM, SLURM_STARTS
 from vllm_triage.parsers.launch.model import KIND_PREFIX
 from vllm_triage.parsers.launch.session import parse_shell
 
@@ -53,8 +54,13 @@ def parse_sbatch(text: str, file: str) -> ParseResult:
     if gpus is not None and "container.gpus" not in result.knobs:
         count, line, how = gpus
         result.knob("container.gpus", count, file, line, f"GPUs per node given to the job ({how})")
-    if "launcher" in result.knobs:
+    launcher = result.knobs.get("launcher")
+    if launcher is not None:
         result.notes.insert(0, "run as a Slurm batch job (#SBATCH directives)")
+        if launcher.value in SLURM_STARTS:
+            # the batch script, not a login shell, started vLLM (srun or not)
+            result.knob("launcher", SLURM, file, launcher.source.line)
+            result.notes.append(f"the job script starts vLLM as {launcher.value}")
     return result
 
 

@@ -7,10 +7,12 @@ import re
 
 from vllm_triage.parsers.base import clean_paste
 from vllm_triage.parsers.launch.dockerfile import looks_like as dockerfile_looks_like
+from vllm_triage.parsers.launch.llama_swap import looks_like_llama_swap
 from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CONFIG
 from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
 from vllm_triage.parsers.launch.session import shell_launches
 from vllm_triage.parsers.launch.systemd import looks_like_unit
+from vllm_triage.parsers.vllm_flags import names_vllm_flags
 
 # Text that belongs to another parser even when it quotes a launch command. (An nvidia-smi screen
 # is not among them: an issue pastes the command and the screen together, and nvidia-smi is sniffed
@@ -68,6 +70,12 @@ _K8S_CONTAINER_KEYS = re.compile(
 )
 
 
+_ARG_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:args|command):[ \t]*$", re.M)
+_ARG_ITEM = re.compile(r"^[ \t]*-[ \t]+(\S.*)$", re.M)
+# A paste of one key: a service's `command:` (compose) or a container's `args:` (Kubernetes) list.
+_LONE_ARG_LIST = re.compile(r"(args|command):[ \t]*\n(?:[ \t]*-[ \t]+\S.*(?:\n|$))+\s*$")
+
+
 _VLLM_WORD = re.compile(r"vllm|api_server", re.I)
 
 
@@ -82,12 +90,13 @@ _SNIFF_LIMIT = 1_000_000
 _PRODUCTION_STACK = re.compile(r"^(?:servingEngineSpec|modelSpec):\s*$|^[ \t]*(?:-\s+)?modelURL:\s*\S", re.M)
 _HELM_ARGS = re.compile(r"^[ \t]*(?:extraArgs|args|vllmArgs|serverArgs|extra_args|engineArgs):", re.M)
 _HELM_IMAGE = re.compile(r"^[ \t]+repository:\s*\S", re.M)
+_HELM_IMAGE_MAP = re.compile(r"^image:[ \t]*(?:#.*)?$", re.M)
 
 
 def looks_like(text: str) -> str | None:
     """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes", "helm",
-    "ray_serve_llm", "supervisord", "systemd", "dockerfile"), or None when it is no launch command (or is
-    another parser's format)."""
+    "llama_swap", "ray_serve_llm", "supervisord", "systemd", "dockerfile"), or None when it is no launch
+    command (or is another parser's format)."""
     if not text or not text.strip() or "\x00" in text[:4096]:
         return None
     head = text[:_SNIFF_LIMIT].lstrip("\ufeff")
@@ -106,15 +115,31 @@ def looks_like(text: str) -> str | None:
     yaml_like = len(_YAML_KEY.findall(head)) >= 2
     if yaml_like and (YAML_LLM_CONFIG.search(head) or "VLLMEngine" in head and _RAYLLM_ENGINE.search(head)):
         return "ray_serve_llm"  # before Kubernetes: a RayService holds pod templates too
+    if yaml_like and looks_like_llama_swap(head) and _VLLM_WORD.search(head):
+        return "llama_swap"  # before compose: a model entry's cmd is one command line, not a service
     if yaml_like and _PRODUCTION_STACK.search(head):
         return "helm"
     # `command:` as a block list puts `vllm` on a later line than the key, hence the second test.
-    vllm_in_yaml = _YAML_VLLM.search(head) or _YAML_VLLM_ITEM.search(head)
+    vllm_in_yaml = bool(_YAML_VLLM.search(head) or _YAML_VLLM_ITEM.search(head))
+    # A patch or a fragment may hold only the argument list (`args:` of a Deployment patch, a
+    # service's `command:`), with no image and no program: its vLLM-only options say what it is.
+    # Seen as strategic-merge Deployment patches (`containers: - name: vllm  args: [...]`), a KServe
+    # ServingRuntime's `args: - '--model=/mnt/models'  # Index 1` quoted in overlay docs, and a
+    # compose service's `command:` list pasted alone in an issue.
+    lone_list = _LONE_ARG_LIST.match(head.lstrip("\n"))
+    if (yaml_like or lone_list) and not vllm_in_yaml and _ARG_KEY.search(head):
+        vllm_in_yaml = names_vllm_flags("\n".join(_ARG_ITEM.findall(head)))
+    if lone_list and vllm_in_yaml:
+        return "compose" if lone_list.group(1) == "command" else "kubernetes"
     if yaml_like and (vllm_in_yaml or (_YAML_IMAGE.search(head) and _VLLM_WORD.search(head))):
         if _K8S.search(head) or (_K8S_KIND.search(head) and "apiVersion" in head):
             return "kubernetes"
         if not _COMPOSE.search(head) and _HELM_ARGS.search(head) and _HELM_IMAGE.search(head):
             return "helm"  # values of a generic chart: an args list next to image.repository
+        if _HELM_IMAGE_MAP.search(head) and _HELM_IMAGE.search(head):
+            # A top-level `image:` mapping (repository / tag) is a chart's values: a container's
+            # image is one string, and a compose service is indented under `services:`.
+            return "helm"
         if not _COMPOSE.search(head) and _K8S_CONTAINER_KEYS.search(head):
             return "kubernetes"
         if _COMPOSE.search(head) or re.search(r"^[ \t]+(?:image|command|deploy|environment):", head, re.M):

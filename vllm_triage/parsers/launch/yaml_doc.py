@@ -14,6 +14,7 @@ from vllm_triage.parsers import safe_yaml
 from vllm_triage.parsers.base import clean_paste
 from vllm_triage.parsers.launch.lexer import Logical, Token, tokenize, tokenize_string
 from vllm_triage.parsers.launch.wrappers import awaits_script
+from vllm_triage.parsers.vllm_flags import names_vllm_flags
 
 Path = tuple[Any, ...]
 
@@ -194,4 +195,4 @@ def command_tokens(
 
 def mentions_vllm(*values: Any) -> bool:
     text = json.dumps(values, default=str).lower()
-    return "vllm" in text or "api_server" in text or "--model" in text
+    return "vllm" in text or "api_server" in text or "--model" in text or names_vllm_flags(text)

@@ -47,6 +47,14 @@ _LOG_LINE = re.compile(
 _JSON_START = re.compile(r"^(?:\{|\[\s*(?:[{\[\"\]\d-]|true\b|false\b|null\b|$))")
 
 
+# bash's xtrace (`set -x`) line: PS4's `+` once per level of indirection, then a space. A CI trace
+# shows nvidia-smi's output inside it when a script captures it (`+ DRIVER='No devices were
+# found'`, as in CI jobs on GPU runners that lost their devices: pytorch/pytorch#167118, the
+# no-device checks of gpustack/gpustack#783 and beasteers/singuconda#6). A table border starts
+# with `+-` / `+=`, never with `+ `.
+_XTRACE = re.compile(r"^\s*\++ \S")
+
+
 def foreign(lines: list[PasteLine]) -> str | None:
     """Why this text belongs to another parser (JSON, collect_env, a vLLM log), or None."""
     first = next((line.text.strip() for line in lines if line.text.strip()), "")
@@ -66,7 +74,8 @@ def detect(lines: list[PasteLine]) -> list[str]:
     found: set[str] = set()
     query_lines = [0, 0]  # lines that are -q keys or sections; of them, keys padded by 2+ spaces
     for text in texts:
-        if text.lstrip().startswith(("|", "+")):  # a table row is nothing else: skip the other tests
+        if text.lstrip().startswith(("|", "+")) and not _XTRACE.match(text):
+            # a table row is nothing else: skip the other tests
             if "table" not in found and _table_row(text):
                 found.add("table")
         elif table.MARKS.search(text) or table.BANNER.match(text):
