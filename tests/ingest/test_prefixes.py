@@ -282,9 +282,27 @@ LINES: list[tuple[str, Parts]] = [
     ),
     # a message that starts with a number and a colon is not grep's
     ("3: " + MESSAGE, Parts("3: " + MESSAGE)),
+    # a date opening a line is no grep line number: KServe's logger (time, pid, logger name, level,
+    # `[file:function():line]`) is read as a Python logger
     (
         "2025-06-10 11:36:24.900 269781 kserve INFO loaded",
-        Parts("2025-06-10 11:36:24.900 269781 kserve INFO loaded"),
+        Parts("loaded", None, "2025-06-10 11:36:24", "INFO", logger="iso"),
+    ),
+    (
+        "2024-07-01 07:28:04.488 1 kserve ERROR [__main__.py:<module>():254] Failed to start model server: boom",
+        Parts(
+            "Failed to start model server: boom",
+            None,
+            "2024-07-01 07:28:04",
+            "ERROR",
+            source="__main__.py:<module>():254",
+            logger="iso",
+        ),
+    ),
+    # a word and a count before the level are a message, not a pid and a logger name
+    (
+        "2024-07-01 07:28:04 loaded 3 ERROR lines",
+        Parts("2024-07-01 07:28:04 loaded 3 ERROR lines"),
     ),
     # a reporter's abbreviations: the pid hidden, the date and location cut to `...`
     (

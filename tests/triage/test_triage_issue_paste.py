@@ -56,7 +56,7 @@ SHIPPED = """[vllm]: INFO 07-28 23:29:20 llm_engine.py:176] Initializing an LLM 
 def test_shipper_tag_and_v0_worker_exception_line(tmp_path: Path) -> None:
     """A log shipper's `[vllm]: ` tag is stripped like any transport prefix, and V0's worker line
     that quotes the error (`Exception in worker … while processing method init_device: NCCL
-    error: …`) is the first error, not a wrapper."""
+    error: …`) opens the block, whose exception line is the first error (DESIGN §3)."""
     import json
 
     path = tmp_path / "deploy.log"
@@ -65,7 +65,8 @@ def test_shipper_tag_and_v0_worker_exception_line(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     first = data["first_error"]
-    assert first["line"] == 3
+    assert first["line"] == 6
+    assert first["block"]["start"] == 3
     assert first["process"] == "VllmWorkerProcess"
     assert first["rule"] == "cuda.nccl_error"
     assert data["phase"] == "cuda_init"

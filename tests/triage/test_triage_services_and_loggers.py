@@ -211,3 +211,56 @@ def test_a_stray_pipe_line_is_no_second_service(tmp_path, triage_json):
     data = triage_json(_write(tmp_path, text))
     assert data["phase"] == "request"
     assert data["ready"] is True
+
+
+_KSERVE = "2025-04-07 08:49:55.100 408300 kserve"
+
+
+def test_a_kserve_records_bare_exc_info_traceback_is_its_block(tmp_path, triage_json):
+    # Python's logging prints exc_info under the message with no prefix (KServe's huggingfaceserver
+    # runs vLLM in-process and logs `Failed to start model server: <str(e)>` with the traceback).
+    text = (
+        "INFO 04-07 08:49:40 [__init__.py:256] Automatically detected platform cuda.\n"
+        f"{_KSERVE} INFO [model_server.py:register_model():398] Registering model: model\n"
+        "INFO 04-07 08:49:52 [model_runner.py:1110] Starting to load model acme/chat-7b...\n"
+        f"{_KSERVE} ERROR [__main__.py:<module>():263] Failed to start model server: CUDA out of memory. "
+        "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 14.58 GiB of which 1.10 GiB is free.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/ws/huggingfaceserver/__main__.py", line 259, in <module>\n'
+        "    model.load()\n"
+        '  File "/venv/lib/python3.12/site-packages/vllm/worker/model_runner.py", line 1112, in load_model\n'
+        "    self.model = get_model(vllm_config=self.vllm_config)\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+        "capacity of 14.58 GiB of which 1.10 GiB is free.\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    # The exception line names the cause; the logged headline quoting it opens the block.
+    assert data["first_error"]["message"].startswith("torch.OutOfMemoryError: CUDA out of memory")
+    assert data["first_error"]["block"]["start"] == 4
+    assert data["phase"] == "weight_load"
+
+
+def test_a_kserve_error_line_alone_is_the_failure(tmp_path, triage_json):
+    text = (
+        "/venv/lib/python3.10/site-packages/huggingface_hub/file_download.py:1132: FutureWarning: "
+        "`resume_download` is deprecated and will be removed in version 1.0.0.\n"
+        "  warnings.warn(\n"
+        "2024-07-01 07:28:04.488 1 kserve ERROR [__main__.py:<module>():254] Failed to start model "
+        "server: integer division or modulo by zero\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"]["level"] == "ERROR"
+    assert data["first_error"]["message"] == "Failed to start model server: integer division or modulo by zero"
+
+
+def test_a_kserve_info_line_over_a_bare_traceback_is_not_its_headline(tmp_path, triage_json):
+    text = (
+        f"{_KSERVE} INFO [model_server.py:register_model():398] Registering model: model\n"
+        "Traceback (most recent call last):\n"
+        '  File "/venv/lib/python3.12/site-packages/vllm/entrypoints/cli/main.py", line 54, in main\n'
+        "    args = parser.parse_args()\n"
+        "ValueError: invalid literal for int() with base 10: 'auto'\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["first_error"]["message"].startswith("ValueError: invalid literal")
+    assert data["first_error"]["block"]["start"] == 2

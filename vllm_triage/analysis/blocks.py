@@ -116,6 +116,10 @@ def _block_end(index: StreamIndex, row: Row) -> Row:
     ("During handling of the above exception…"), stopping at anything else."""
     end_row = row
     after_chain = False
+    # Python's logging prints a record's exc_info under its message with no prefix (only vLLM's
+    # own formatter prefixes every line): `… kserve ERROR [__main__.py:…] Failed to start model
+    # server: …` then a bare `Traceback …`. That traceback is the record's, so the block goes on.
+    exc_info = False
     following = list(index.neighbours(row, +1, MAX_FORWARD_CHAIN))
     for i, candidate in enumerate(following):
         if _CHAIN.match(candidate.message):
@@ -125,6 +129,9 @@ def _block_end(index: StreamIndex, row: Row) -> Row:
             if after_chain or same_record(candidate, row):
                 after_chain, end_row = False, candidate
                 continue
+            if end_row is row and _opens_exc_info(row, candidate):
+                exc_info, end_row = True, candidate
+                continue
             break
         if candidate.message == "":
             nxt = following[i + 1] if i + 1 < len(following) else None
@@ -133,7 +140,7 @@ def _block_end(index: StreamIndex, row: Row) -> Row:
             ):
                 continue
             break
-        unprefixed = row.source is None and candidate.source is None
+        unprefixed = (row.source is None or exc_info) and candidate.source is None
         if same_record(candidate, row) or (unprefixed and (is_traceback_part(candidate) or end_row is row)):
             end_row = candidate
             continue
@@ -142,6 +149,11 @@ def _block_end(index: StreamIndex, row: Row) -> Row:
             continue
         break
     return end_row
+
+
+def _opens_exc_info(row: Row, header: Row) -> bool:
+    """`header`, a bare Traceback line right under the failing-level record `row`, is its exc_info."""
+    return row.source is not None and header.source is None and row.level in ("ERROR", "CRITICAL")
 
 
 def headline_of(index: StreamIndex, row: Row) -> Row | None:

@@ -123,10 +123,15 @@ GLOG = (
 # The location may follow a pid and be bracketed: `%(asctime)s %(levelname)s %(process)d
 # [%(filename)s:%(lineno)d] [- ]%(message)s` is a common dictConfig / basicConfig format (in many
 # projects' logging setups, and a --logging-config of V0 servers); the pid is skipped.
+# KServe's model servers (huggingfaceserver runs vLLM in-process) log `%(asctime)s.%(msecs)03d
+# %(process)s %(name)s %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s]`:
+# `2024-07-01 07:28:04.488 1 kserve ERROR [__main__.py:<module>():254] Failed to start model server: …`
+# (kserve#3769, #4515, #5056); the pid and logger name are skipped, the function kept in the source.
 ISO_LOGGER = (
-    r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?(?:[\w.]+\s+-\s+)?"
+    r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)?\s+(?:-\s+)?"
+    r"(?:[\w.]+\s+-\s+|\d+\s+[\w.]+\s+)?"
     rf"(?P<level>{LEVELS})\s+(?:-\s+)?"
-    r"(?:(?:\d+\s+)?\[?(?P<src>[\w./-]+:\d+)\]?(?:\s+|$)(?:-{1,2}\s+)?)?(?P<msg>.*)$"
+    r"(?:(?:\d+\s+)?\[?(?P<src>[\w./-]+(?::[\w<>.]+\(\))?:\d+)\]?(?:\s+|$)(?:-{1,2}\s+)?)?(?P<msg>.*)$"
 )
 # Python loggers that put ` | ` between their fields, the time first: FastChat's
 # `%(asctime)s | %(levelname)s | %(name)s | %(message)s` (its vllm_worker in front of V0 engines:
