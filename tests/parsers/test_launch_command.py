@@ -76,6 +76,36 @@ def test_vllm_serve_with_continuations_comments_aliases_prefixes_and_dotted_keys
     assert any("--max-model read as --max-model-len" in note for note in result.notes)
 
 
+def test_a_comment_inside_a_continued_export_ends_it_before_a_command_of_its_own():
+    # bash ends the export at the comment (its backslash is inside the comment), so `uv run vllm
+    # serve $MODEL` is a command of its own, with MODEL exported just before.
+    text = (
+        'export MODEL="Qwen/Qwen3-0.6B" \\\n'
+        "VLLM_WORKER_MULTIPROC_METHOD=spawn \\\n"
+        "#VLLM_LOGGING_LEVEL=DEBUG \\\n"
+        "uv run vllm serve $MODEL --port 8000 \\\n"
+        "  --max-model-len 32768\n"
+    )
+    result = parse(text, "start.sh")
+    assert values(result)["launcher"] == "vllm_serve"
+    assert args(result) == {"model": "Qwen/Qwen3-0.6B", "port": "8000", "max_model_len": "32768"}
+    assert env(result) == {"MODEL": "Qwen/Qwen3-0.6B", "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
+    assert line(result, "arg.model") == 4
+
+
+def test_a_comment_between_options_keeps_the_command_going():
+    # The reader's reading: the comment drops one flag and the command goes on (an option, or a
+    # launch after a command that runs one, cannot be a command of its own).
+    text = (
+        "vllm serve org/model \\\n"
+        "  # --enforce-eager \\\n"
+        "  --port 8001\n"
+    )
+    assert args(parse(text, "a.sh")) == {"model": "org/model", "port": "8001"}
+    text = "sudo \\\n# note \\\nvllm serve org/model --port 8002\n"
+    assert args(parse(text, "b.sh"))["port"] == "8002"
+
+
 def test_api_server_under_nohup_with_exports_env_prefix_and_redirect():
     result = parse_fixture("api-server-nohup.sh")
     assert values(result)["launcher"] == "api_server_module"

@@ -292,6 +292,26 @@ def _exact_flag(option: str) -> bool:
     return isinstance(match, FlagMatch) and not match.abbreviated
 
 
+# Commands that never run another command given as their arguments.
+_NO_COMMAND_ARGS = frozenset(
+    word_list("""
+    export declare typeset local readonly set unset cd source . echo printf mkdir rm cp mv chmod chown
+    ls cat sleep wait kill pkill pip pip3 git apt apt-get curl wget
+    """)
+)
+
+
+def _ends_at_comment(current: Logical, line: Line) -> bool:
+    """Whether a commented line inside a continued command ended it, as bash reads it: a comment
+    runs to the end of its line (its backslash included), so the command stops there. A reader
+    usually means the comment to drop one flag (`# --enforce-eager \\` between options) and the
+    command to go on, and that reading is kept, unless the next line is plainly a command of its
+    own after one that takes no command: `export A=1 \\  # B=2 \\  uv run vllm serve`."""
+    first = line.text.split(None, 1)[0] if line.text.strip() else ""
+    head = current.text.split(None, 1)[0] if current.text.strip() else ""
+    return first in _COMMAND_WORDS and head in _NO_COMMAND_ARGS
+
+
 def logical_commands(
     lines: list[Line], prompted_paste: bool, notes: list[str], join_wraps: bool = True
 ) -> list[Logical]:
@@ -302,6 +322,7 @@ def logical_commands(
     # A prompted comment (`$ # Deploy with Docker`) prints nothing: the unprompted lines after it
     # are the commands it introduces, not its output.
     after_prompted_comment = False
+    comment_inside: int | None = None  # the commented line met inside the open command
     for line in lines:
         if line.prompted:
             after_prompted_comment = line.comment
@@ -310,10 +331,18 @@ def logical_commands(
             continue
         if line.comment:
             if current is not None and current.open:
+                comment_inside = line.number
                 notes.append(f"line {line.number}: commented-out line inside a continued command ignored")
             else:
                 current = None
             continue
+        if comment_inside is not None and current is not None and _ends_at_comment(current, line):
+            notes.append(
+                f"line {line.number}: a command of its own; the comment on line {comment_inside} "
+                f"ended the command of line {current.lines[0]}"
+            )
+            current = None
+        comment_inside = None
         text = _aside_dropped(line, notes)
         if current is not None and current.open:
             piece, still_open = _strip_continuation(text)
