@@ -117,3 +117,27 @@ def test_a_hang_inside_nccl_set_up_points_at_vllms_last_line(tmp_path, triage_js
     assert data["phase"] == "cuda_init"
     assert data["first_error"]["category"] == "hang"
     assert data["first_error"]["line"] == 4
+
+
+V0_START = (
+    "INFO 08-12 14:54:40 llm_engine.py:174] Initializing an LLM engine (v0.5.4) with config: "
+    "model='acme/gemma-2b', speculative_config=None, tokenizer='acme/gemma-2b'\n"
+    "INFO 08-12 14:54:48 selector.py:79] Using Flashinfer backend.\n"
+)
+
+
+def test_a_v0_log_that_stops_at_the_second_backend_line_hangs_in_loading(tmp_path, triage_json):
+    # V0 logs the backend from ModelRunner.__init__ (before init_device) and again from the first
+    # Attention layer load_model builds: the second print by the same process is load_model.
+    log = V0_START + "INFO 08-12 14:54:49 selector.py:79] Using Flashinfer backend.\n"
+    data = triage_json(_write(tmp_path, log))
+    assert data["phase"] == "weight_load"
+    assert data["first_error"]["category"] == "hang"
+    assert data["first_error"]["line"] == 3
+
+
+def test_one_backend_line_or_one_per_process_is_still_device_init(tmp_path, triage_json):
+    # must-not: one print is the model runner's; a second from another process is that worker's first
+    assert triage_json(_write(tmp_path, V0_START))["phase"] == "cuda_init"
+    log = V0_START + "(VllmWorkerProcess pid=812) INFO 08-12 14:54:49 selector.py:79] Using Flashinfer backend.\n"
+    assert triage_json(_write(tmp_path, log))["phase"] == "cuda_init"

@@ -7,17 +7,24 @@ from vllm_triage.engine.rules import Rule
 
 
 def milestones_reached(rows: list[Row], rules: dict[str, Rule]) -> list[Milestone]:
-    """The first occurrence of every milestone, in line order (shutdown excluded)."""
+    """The first occurrence of every milestone, in line order (shutdown excluded). A marker with
+    `again` marks that milestone too when the process that printed it prints it a second time."""
     seen: dict[str, Milestone] = {}
     for row in rows:
         if not row.marker:
             continue
         rule = rules[row.marker]
-        if rule.shutdown or rule.milestone in seen:
+        if rule.shutdown:
             continue
-        seen[rule.milestone] = Milestone(
-            rule.milestone, rule.phase, rule.id, row.file, row.line, row.raw, row.stream
-        )
+        first = seen.get(rule.milestone)
+        if first is None:
+            seen[rule.milestone] = Milestone(
+                rule.milestone, rule.phase, rule.id, row.file, row.line, row.raw, row.stream
+            )
+        elif rule.again and rule.again not in seen and first.stream == row.stream and first.file == row.file:
+            phase = next((r.phase for r in rules.values() if r.kind == "marker" and r.milestone == rule.again), None)
+            if phase is not None:
+                seen[rule.again] = Milestone(rule.again, phase, rule.id, row.file, row.line, row.raw, row.stream)
     return sorted(seen.values(), key=lambda m: m.line)
 
 

@@ -117,6 +117,10 @@ class Rule:
     ready: bool = False
     startup_done: bool = False
     shutdown: bool = False
+    # marker rules: the milestone that the same process printing this marker a second time marks
+    # (V0 logs the attention backend when the model runner is built, then again from the layers
+    # that load_model builds).
+    again: str = ""
     extra: dict = field(default_factory=dict)
 
     _compiled: regex.Pattern | None = field(default=None, repr=False, compare=False)
@@ -179,6 +183,7 @@ _RULE_KEYS = {
     "ready",
     "startup_done",
     "shutdown",
+    "again",
     "extra",
 }
 
@@ -227,6 +232,7 @@ def _rule_from_table(table: dict, file: str) -> Rule:
         ready=bool(table.get("ready", False)),
         startup_done=bool(table.get("startup_done", False)),
         shutdown=bool(table.get("shutdown", False)),
+        again=str(table.get("again", "")),
         extra=dict(table.get("extra", {})),
     )
 
