@@ -227,3 +227,26 @@ def test_a_v1_hang_after_the_attention_backend_is_still_in_loading(tmp_path, tri
     )
     data = triage_json(_write(tmp_path, log))
     assert data["phase"] == "weight_load"
+
+
+NVML_TAIL = (
+    f'(RayWorkerWrapper pid=729) ERROR 01-22 15:13:58 worker_base.py:467]   File "{SITE}/vllm/platforms/cuda.py", '
+    "line 159, in get_device_capability\n"
+    "(RayWorkerWrapper pid=729) ERROR 01-22 15:13:58 worker_base.py:467]     handle = "
+    "pynvml.nvmlDeviceGetHandleByIndex(physical_device_id)\n"
+    f'(RayWorkerWrapper pid=729) ERROR 01-22 15:13:58 worker_base.py:467]   File "{SITE}/pynvml.py", line 979, '
+    "in _nvmlCheckReturn\n"
+    "(RayWorkerWrapper pid=729) ERROR 01-22 15:13:58 worker_base.py:467]     raise NVMLError(ret)\n"
+    "(RayWorkerWrapper pid=729) ERROR 01-22 15:13:58 worker_base.py:467] pynvml.NVMLError_InvalidArgument: Invalid Argument\n"
+    "ERROR 01-22 15:13:59 engine.py:366] Invalid Argument\n"
+    "ERROR 01-22 15:13:59 engine.py:366] Traceback (most recent call last):\n"
+)
+
+
+def test_pynvml_names_its_exception_classes_after_the_return_code(tmp_path, triage_json):
+    # `NVMLError_InvalidArgument` ends no class name in Error, yet it is the exception line; the
+    # engine's `Invalid Argument` below it is run_mp_engine's copy of the worker's error.
+    data = triage_json(_write(tmp_path, NVML_TAIL))
+    assert data["first_error"]["line"] == 5
+    assert data["first_error"]["category"] == "nvml_invalid_device_index"
+    assert data["phase"] == "cuda_init"

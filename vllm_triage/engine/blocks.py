@@ -36,7 +36,7 @@ MIN_BYTES_PER_HIT = 1024  # more hits than one per this many bytes: the per-line
 # end taken as any non-ASCII byte. Multi-line: `$` is the end of any line.
 STRUCTURAL_BYTES = (
     rb"(?:Error|Exception|Interrupt|Exit|Fault|Failure)"
-    rb"(?::|\(|[\t\x0b\x0c\r ]*$|[\t\x0b\x0c\r ]*[\x80-\xff])"
+    rb"(?::|\(|_[A-Z]|[\t\x0b\x0c\r ]*$|[\t\x0b\x0c\r ]*[\x80-\xff])"
 )
 # What sends a chunk to the per-line path (see the module docstring): bytes the splitter drops
 # and what ingest/logical.py joins (`_MAYBE_WORK` there).

@@ -26,14 +26,17 @@ TRACEBACK = r"^Traceback \(most recent call last\)"
 # An exception line ends a traceback: `ValueError: …`, `torch.OutOfMemoryError: …`,
 # `RuntimeError("…")` (a repr logged by V0), `KeyboardInterrupt`, `AssertionError`.
 EXCEPTION_LINE = (
-    r"^(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault|Failure)|StopIteration)"
+    # pynvml raises one class per NVML return code, named NVMLError_<Code>:
+    # `pynvml.NVMLError_InvalidArgument: Invalid Argument`, `…NVMLError_DriverNotLoaded: …`.
+    r"^(?:[a-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Fault|Failure)(?:_[A-Z][A-Za-z]*)?"
+    r"|StopIteration)"
     # `Type('…')`: V0's engine logs the exception it dies of as repr(e); a paste may cut it
     # before its closing parenthesis, so an opened quoted argument is enough.
     r"(?:: .*|:|\(.*\)|\((?:'|\").*|\s*)$"
 )
 _STRUCTURAL_PREFILTER = (
     r"Traceback \(most recent call last\)",
-    r"[A-Za-z](?:Error|Exception|Interrupt|Exit|Fault|Failure)(?::|\(|\s*$)",
+    r"[A-Za-z](?:Error|Exception|Interrupt|Exit|Fault|Failure)(?::|\(|\s*$|_[A-Z])",
     r"StopIteration",
 )
 
