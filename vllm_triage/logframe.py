@@ -38,12 +38,21 @@ SCHEMA = {
 }
 
 
+def _without_line_end(raw: pl.Series) -> pl.Series:
+    """Lines without their carriage return: the byte, or the `^M` that `cat -v`, vim and some
+    log viewers print for it and that a paste keeps as two characters (vllm#11366)."""
+    raw = raw.str.strip_chars_end("\r")
+    if raw.str.ends_with("^M").any():
+        raw = raw.str.strip_suffix("^M")
+    return raw
+
+
 def parse_lines(
     raw: pl.Series, file: str, first_line: int | pl.Series, json_lines: bool = False
 ) -> pl.DataFrame:
     """Build LogFrame rows for `raw` lines. `first_line` is the 1-based number of raw[0], or a
     Series of explicit line numbers when `raw` is a subset of a chunk."""
-    frame = pl.DataFrame({"raw": raw.str.strip_chars_end("\r")})
+    frame = pl.DataFrame({"raw": _without_line_end(raw)})
     if isinstance(first_line, pl.Series):
         frame = frame.with_columns(line=first_line.cast(pl.Int64))
     else:

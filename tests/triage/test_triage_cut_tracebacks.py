@@ -94,3 +94,27 @@ def test_a_cut_traceback_a_request_handler_logged_is_survived_without_a_ready_li
     data = triage_json(_write(tmp_path, log))
     assert data["phase"] == "none"
     assert "cut before its exception line" not in data["phase_reason"]
+
+
+W = "(Worker_TP1 pid=77) ERROR 10-08 09:19:30 [v1/executor/multiproc_executor.py:671]"
+CUT_IN_A_NAME = (
+    f"{W} ValueError(\"type fp8e4nv not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')\")\n"
+    f"{W} Traceback (most recent call last):\n"
+    f'{W}   File "{SITE}/vllm/v1/executor/multiproc_executor.py", line 666, in worker_busy_loop\n'
+    f"{W}     output = func(*args, **kwargs)\n"
+    f'{W}   File "{SITE}/vllm/v1/worker/gpu_worker.py", line 344, in compile_o'
+)
+
+
+def test_a_paste_cut_inside_the_last_frames_name_keeps_its_step(tmp_path, triage_json):
+    # `compile_o` is the start of gpu_worker.py's compile_or_warm_up_model, the only function of
+    # that file in the call-path table that begins so: warm-up, not the worker's RPC loop.
+    data = triage_json(_write(tmp_path, CUT_IN_A_NAME))
+    assert data["phase"] == "engine_reserve"
+    assert "compile_or_warm_up_model" in data["phase_reason"]
+
+
+def test_a_whole_name_or_a_cut_not_at_the_end_is_not_completed(tmp_path, triage_json):
+    # must-not: the same frame with a line after it is not cut by the paste's end
+    data = triage_json(_write(tmp_path, CUT_IN_A_NAME + f"\n{W}     return self.compile_o()\n"))
+    assert "compile_or_warm_up_model" not in data["phase_reason"]

@@ -437,3 +437,28 @@ def test_an_error_the_request_handler_logged_is_answered_and_survived(tmp_path, 
     data = triage_json(_write(tmp_path, log))
     assert data["phase"] == "none"
     assert [f for f in data["findings"] if f["id"] == "survived-error"]
+
+
+OOM_IN_HANDLER = (
+    "vllm  | ERROR 02-11 08:25:49 serving_chat.py:661] torch.OutOfMemoryError: CUDA out of memory. Tried to "
+    "allocate 1.15 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.13 GiB is free.\n"
+    "vllm  | ERROR 02-11 08:25:49 serving_chat.py:661] Error in chat completion stream generator.\n"
+    "vllm  | ERROR 02-11 08:25:49 serving_chat.py:661] Traceback (most recent call last):\n"
+    'vllm  | ERROR 02-11 08:25:49 serving_chat.py:661]   File "/usr/local/lib/python3.12/dist-packages/vllm/'
+    'entrypoints/openai/serving_chat.py", line 359, in chat_completion_stream_generator\n'
+)
+
+
+def test_a_device_fault_the_request_handler_logged_is_the_engines_not_one_requests(tmp_path, triage_json):
+    # V0's AsyncLLMEngine hands what killed its loop to every request stream: the handler relays it
+    data = triage_json(_write(tmp_path, OOM_IN_HANDLER))
+    assert data["phase"] == "request"
+    assert data["first_error"]["line"] == 1
+    assert data["first_error"]["message"].startswith("torch.OutOfMemoryError")
+
+
+def test_a_device_fault_in_the_handler_is_survived_when_the_server_went_on_serving(tmp_path, triage_json):
+    # must-not: requests answered 200 afterwards prove the engine lived on
+    ok = 'vllm  | INFO:     10.0.0.5:41234 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    data = triage_json(_write(tmp_path, OOM_IN_HANDLER + ok * 3))
+    assert data["phase"] == "none"

@@ -99,3 +99,22 @@ def test_an_asgi_block_right_before_the_engine_died_is_not_survived(tmp_path, tr
     data = triage_json(_write(tmp_path, log))
     assert data["phase"] == "request"
     assert data["first_error"] is not None
+
+
+ANSWERED_500 = f'{A} INFO:     127.0.0.1:57158 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+
+
+def test_the_500_right_above_a_survived_asgi_exception_is_that_requests_answer(tmp_path, triage_json):
+    # starlette's ServerErrorMiddleware sends the 500, then re-raises for uvicorn to log
+    data = triage_json(_write(tmp_path, ANSWERED_500 + _asgi_block(None)))
+    assert data["phase"] == "none"
+    assert data["first_error"] is None
+    assert any("Exception in ASGI application" in f["message"] for f in _survived(data))
+
+
+def test_a_500_with_no_request_error_under_it_still_says_the_engine_was_serving(tmp_path, triage_json):
+    # must-not: a 500 the paste ends on, with no uvicorn report under it, is a consequence of
+    # something unseen; so is one under which the report is of another stream
+    assert triage_json(_write(tmp_path, SERVING + ANSWERED_500))["phase"] == "request"
+    other = _asgi_block(None).replace(A, "(APIServer pid=977)")
+    assert triage_json(_write(tmp_path, SERVING + ANSWERED_500 + other))["phase"] == "request"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Protocol
 
@@ -236,6 +236,23 @@ def _component(frames: Sequence[Frame]) -> tuple[str | None, Frame | None]:
     return blamed.package, innermost
 
 
+def complete_cut_frame(frames: list[Frame], last_line: str, hints: Sequence[Hint]) -> list[Frame]:
+    """A paste that ends inside a frame's function name (`…/gpu_worker.py", line 344, in
+    compile_o` as the input's last line) keeps the name's start: the innermost frame is completed
+    when exactly one function of the call-path table in that file begins with it."""
+    if not frames or parse_frame(last_line) != frames[-1]:
+        return frames
+    cut = frames[-1]
+    if cut.bare or len(cut.function) < 4 or cut.function in _index(tuple(hints)):
+        return frames
+    names = {
+        h.function
+        for h in hints
+        if h.file and h.function.startswith(cut.function) and _ends_with(cut.path, h.file)
+    }
+    return [*frames[:-1], replace(cut, function=names.pop())] if len(names) == 1 else frames
+
+
 def phase_from_frames(frames: Sequence[Frame | str], hints: Sequence[Hint]) -> CallPathVerdict:
     """The call path's verdict over `frames` (outermost first; frame lines or bare names are
     parsed). For a chained traceback pass the frames of the exception that was chosen."""
@@ -264,6 +281,30 @@ def phase_from_frames(frames: Sequence[Frame | str], hints: Sequence[Hint]) -> C
 # worker_base.py) and the multiproc worker loop. Their other functions are of one step (Ray
 # placement: cuda_init), so the frames table alone would place every relayed error there.
 _RELAY_LOGGERS = frozenset({"ray_utils.py", "worker_base.py", "multiproc_worker_utils.py"})
+
+
+# Loggers that report only what failed in V0's serving loop (DESIGN §3: request), with the shape
+# of message that says so (None: any failing record). AsyncLLMEngine's _log_task_completion, the
+# callback of the engine-loop task that exists only once the engine is built, logs "Engine
+# background task failed" and its traceback (async_llm_engine.py:52-68 across 0.4-0.7: vllm#5458,
+# vllm#8978, vllm#11366 and many more). MQLLMEngine.start() logs `repr(e)` for what its startup
+# and engine loops raise (engine.py:135 in 0.6.4-0.7: `RuntimeError("shape '[0, -1, 128]' …")`
+# after "Added request", `AttributeError("'_OpNamespace' …")` after a 500, vllm#11251's OOM);
+# an error while the engine is still being built is logged by run_mp_engine as str(e) instead.
+_EXCEPTION_REPR = re.compile(r"^[A-Z][A-Za-z0-9_]*(?:Error|Exception)\((?:['\"]|\)$)")
+_SERVING_LOGGERS: dict[str, re.Pattern[str] | None] = {
+    "async_llm_engine.py": None,
+    "engine.py": _EXCEPTION_REPR,
+}
+
+
+def serving_loop_logger(source: str, message: str) -> bool:
+    """Whether a failing record was logged by V0's serving loop (see above)."""
+    name = _normalise(source).rsplit("/", 1)[-1].split(":", 1)[0]
+    if name not in _SERVING_LOGGERS:
+        return False
+    shape = _SERVING_LOGGERS[name]
+    return shape is None or bool(shape.match(message))
 
 
 def phase_from_source(source: str, hints: Sequence[Hint]) -> str | None:

@@ -14,10 +14,16 @@ from vllm_triage.analysis.root import Candidate
 _REQUEST_HANDLER = re.compile(r"(?P<file>serving_\w+\.py):\d+$")
 
 
-def answered_by_handler(row: Row) -> Survival | None:
+def answered_by_handler(candidate: Candidate) -> Survival | None:
     """vllm/entrypoints/openai/serving_*.py catch what one request raised, log it and answer that
     request with an error response: the server goes on. (A dead engine's errors logged there
-    match consequence rules and are judged as such.)"""
+    match consequence rules and are judged as such.) A device fault is not one request's: the
+    handler relays the engine's exception (V0's AsyncLLMEngine hands what killed its loop to every
+    request stream: vllm#13100's OOM under "Error in chat completion stream generator."), so only
+    what the server did next can show it survived."""
+    row = candidate.row
+    if candidate.rule is not None and candidate.rule.extra.get("device_fault"):
+        return None
     match = _REQUEST_HANDLER.search(row.source or "")
     if match is None:
         return None
@@ -46,6 +52,35 @@ def asgi_request_error(index: StreamIndex, row: Row, died: bool) -> Survival | N
         return None
     reason = f"uvicorn reported one request's exception (line {headline.line}), answered it and went on"
     return Survival(row.line, reason)
+
+
+def answers_to_survived_requests(
+    consequences: list[Candidate], survived: list[tuple[Candidate, Survival]], index: StreamIndex
+) -> list[Candidate]:
+    """`consequences` without the 5xx access lines that answered a request whose exception
+    uvicorn reported and went past: starlette's ServerErrorMiddleware sends the 500 (uvicorn logs
+    its access line) and re-raises, so the line sits right above `Exception in ASGI application`
+    (vllm#13978, vllm#11629, vllm#5881). It says no more than that request's error did."""
+    headlines: set[int] = set()
+    for candidate, _ in survived:
+        row = candidate.row
+        headline = row if row.message.strip() == _ASGI_HEADLINE else headline_of(index, row)
+        if headline is not None and headline.message.strip() == _ASGI_HEADLINE:
+            headlines.add(headline.line)
+    if not headlines:
+        return consequences
+    return [
+        c
+        for c in consequences
+        if not (
+            c.rule is not None
+            and c.rule.extra.get("http_answer")
+            and any(r.line in headlines for r in index.neighbours(c.row, 1, _ANSWER_TO_HEADLINE_ROWS))
+        )
+    ]
+
+
+_ANSWER_TO_HEADLINE_ROWS = 3
 
 
 # Exceptions vLLM raises only for one request, which a server answers with a 4xx:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vllm_triage.analysis.callpath import Frame, phase_from_frames, phase_from_source
+from vllm_triage.analysis.callpath import Frame, phase_from_frames, phase_from_source, serving_loop_logger
 from vllm_triage.analysis.model import Milestone, Row
 from vllm_triage.core.phases import PHASES, phase_index
 from vllm_triage.engine.rules import FrameHint, Rule
@@ -90,13 +90,18 @@ def decide_phase(
     reached: list[Milestone],
     implied: set[str],
     source: str | None = None,
+    message: str = "",
 ) -> PhaseDecision:
     strong, weak, bare = frame_phase(frames, hints)
+    if source and serving_loop_logger(source, message):
+        by_source: str | None = "request"
+    else:
+        by_source = phase_from_source(source, hints) if source else None
     evidence = _CallPath(
         strong,
         weak,
         bare,
-        phase_from_source(source, hints) if source else None,
+        by_source,
         source.split(":")[0] if source else None,
         frozenset(f.package for f in frames if isinstance(f, Frame)),
         _import_time(frames),
@@ -164,6 +169,8 @@ def _decide(
         return strong.phase, f"the executor names the worker method that failed: {strong.function}()"
     if strong:
         return strong.phase, f"the traceback passes through {strong.function}() ({strong.file})"
+    if path.by_source == "request":
+        return "request", f"logged from {path.source_file} by V0's serving loop"
     if path.by_source:
         return path.by_source, f"logged from {path.source_file}, which runs only in {path.by_source}"
     if reached:

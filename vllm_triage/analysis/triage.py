@@ -19,6 +19,7 @@ from vllm_triage.analysis.blocks import (
 )
 from vllm_triage.analysis.callpath import (
     Frame,
+    complete_cut_frame,
     executor_method,
     parse_frames,
     phase_from_frames,
@@ -29,6 +30,7 @@ from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
 from vllm_triage.analysis.gone_past import (
     answered_by_handler,
+    answers_to_survived_requests,
     asgi_request_error,
     client_error_survived,
     lone_lines_gone_past,
@@ -192,6 +194,7 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
     survived: list[tuple[Candidate, Survival]] = []
     candidates.drop_survived(lambda c: _survival(c, index, judge, survived))
     roots, warned = warnings_gone_past(lone_lines_gone_past(candidates.roots, index, survived))
+    candidates.consequences = answers_to_survived_requests(candidates.consequences, survived, index)
     consequences = candidates.consequences
 
     chosen: Candidate | None = None
@@ -243,7 +246,7 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
     elif block is None:
         block, decision = _hang(milestones, judge, ready_line, stop, rules, compiled.ruleset.milestone_order)
         cut = candidates.cut
-        if block is None and cut is not None and ready_line is None and answered_by_handler(cut.row) is None:
+        if block is None and cut is not None and ready_line is None and answered_by_handler(cut) is None:
             # Not healthy: the input ends inside a traceback the process died of, cut above its
             # exception line (the weakest evidence, so only when nothing else was found). After
             # ready it may as well be a request's error the server answered and survived; so is
@@ -314,6 +317,8 @@ def _error_block(
     reached = milestones_before(chosen.row, milestones, rows_by_line)
     hints = compiled.ruleset.frames
     frames = call_path(block, hints) or parse_frames(frames_of_following_traceback(index, block))
+    if index.rows and block.end == index.rows[-1].line:
+        frames = complete_cut_frame(frames, index.rows[-1].message, hints)
     method = executor_method(r.message for r in block.rows)
     if method is not None:
         frames = [method, *frames]  # outermost: the traceback's own frames say more when present
@@ -334,6 +339,7 @@ def _error_block(
         reached,
         implied,
         source=row.source,
+        message=row.message,
     )
     if chosen.kind == "cut":
         # Without the exception line the type and message are read from a source line: say so.
@@ -447,7 +453,7 @@ def _survival(
     if candidate.kind != "consequence":
         died = judge.died_soon_after(candidate.row.line)
         handled = (
-            answered_by_handler(candidate.row)
+            answered_by_handler(candidate)
             or asgi_request_error(index, candidate.row, died)
             or client_error_survived(
                 candidate.row, judge.ready_line, lone=not frames_above(index, candidate.row), died=died

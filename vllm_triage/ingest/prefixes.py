@@ -230,6 +230,7 @@ def split_line(line: str, json_lines: bool = False) -> Parts:
     """Every prefix of `line` taken off, in the order the LogFrame takes them. A JSON log record is
     unwrapped when the file is JSON lines (`json_lines`) or the line opens with `{"`."""
     text = line.rstrip("\r\n") if line.endswith(("\r", "\n")) else line
+    text = text[:-2] if text.endswith("^M") else text  # a carriage return shown as `^M`
     envelope: dict[str, object] = {}
     if (json_lines and text.startswith("{")) or text.startswith('{"'):
         text, envelope = _unwrap_json(text)
