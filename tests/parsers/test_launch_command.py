@@ -96,11 +96,7 @@ def test_a_comment_inside_a_continued_export_ends_it_before_a_command_of_its_own
 def test_a_comment_between_options_keeps_the_command_going():
     # The reader's reading: the comment drops one flag and the command goes on (an option, or a
     # launch after a command that runs one, cannot be a command of its own).
-    text = (
-        "vllm serve org/model \\\n"
-        "  # --enforce-eager \\\n"
-        "  --port 8001\n"
-    )
+    text = "vllm serve org/model \\\n  # --enforce-eager \\\n  --port 8001\n"
     assert args(parse(text, "a.sh")) == {"model": "org/model", "port": "8001"}
     text = "sudo \\\n# note \\\nvllm serve org/model --port 8002\n"
     assert args(parse(text, "b.sh"))["port"] == "8002"

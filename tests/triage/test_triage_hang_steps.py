@@ -139,5 +139,8 @@ def test_a_v0_log_that_stops_at_the_second_backend_line_hangs_in_loading(tmp_pat
 def test_one_backend_line_or_one_per_process_is_still_device_init(tmp_path, triage_json):
     # must-not: one print is the model runner's; a second from another process is that worker's first
     assert triage_json(_write(tmp_path, V0_START))["phase"] == "cuda_init"
-    log = V0_START + "(VllmWorkerProcess pid=812) INFO 08-12 14:54:49 selector.py:79] Using Flashinfer backend.\n"
+    log = (
+        V0_START
+        + "(VllmWorkerProcess pid=812) INFO 08-12 14:54:49 selector.py:79] Using Flashinfer backend.\n"
+    )
     assert triage_json(_write(tmp_path, log))["phase"] == "cuda_init"

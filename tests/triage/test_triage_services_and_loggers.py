@@ -250,7 +250,9 @@ def test_a_kserve_error_line_alone_is_the_failure(tmp_path, triage_json):
     )
     data = triage_json(_write(tmp_path, text))
     assert data["first_error"]["level"] == "ERROR"
-    assert data["first_error"]["message"] == "Failed to start model server: integer division or modulo by zero"
+    assert (
+        data["first_error"]["message"] == "Failed to start model server: integer division or modulo by zero"
+    )
 
 
 def test_a_kserve_info_line_over_a_bare_traceback_is_not_its_headline(tmp_path, triage_json):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from triage_helpers import write_log
 
 ILLEGAL_ACCESS_TAIL = (
-    "ERROR 02-05 18:42:55 async_llm_engine.py:64]   File \"/usr/lib/python3/site-packages/vllm/worker/"
+    'ERROR 02-05 18:42:55 async_llm_engine.py:64]   File "/usr/lib/python3/site-packages/vllm/worker/'
     'model_runner_base.py", line 146, in _wrapper\n'
     'ERROR 02-05 18:42:55 async_llm_engine.py:64]     raise type(err)(f"Error in model execution: "\n'
     "ERROR 02-05 18:42:55 async_llm_engine.py:64] RuntimeError: Error in model execution: CUDA error: "

@@ -101,7 +101,9 @@ def test_an_asgi_block_right_before_the_engine_died_is_not_survived(tmp_path, tr
     assert data["first_error"] is not None
 
 
-ANSWERED_500 = f'{A} INFO:     127.0.0.1:57158 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+ANSWERED_500 = (
+    f'{A} INFO:     127.0.0.1:57158 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+)
 
 
 def test_the_500_right_above_a_survived_asgi_exception_is_that_requests_answer(tmp_path, triage_json):

@@ -22,9 +22,13 @@ def milestones_reached(rows: list[Row], rules: dict[str, Rule]) -> list[Mileston
                 rule.milestone, rule.phase, rule.id, row.file, row.line, row.raw, row.stream
             )
         elif rule.again and rule.again not in seen and first.stream == row.stream and first.file == row.file:
-            phase = next((r.phase for r in rules.values() if r.kind == "marker" and r.milestone == rule.again), None)
+            phase = next(
+                (r.phase for r in rules.values() if r.kind == "marker" and r.milestone == rule.again), None
+            )
             if phase is not None:
-                seen[rule.again] = Milestone(rule.again, phase, rule.id, row.file, row.line, row.raw, row.stream)
+                seen[rule.again] = Milestone(
+                    rule.again, phase, rule.id, row.file, row.line, row.raw, row.stream
+                )
     return sorted(seen.values(), key=lambda m: m.line)
 
 

@@ -406,7 +406,11 @@ def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidat
         top = max(c.rule.priority for c in in_block if c.rule is not None)
         # On a tie the exception line wins over a logged line quoting it (`logger.exception` puts
         # str(e) in its headline: KServe's `Failed to start model server: CUDA out of memory…`).
-        if chosen.rule is None or top > chosen.rule.priority or (top == chosen.rule.priority and not chosen.row.exc):
+        if (
+            chosen.rule is None
+            or top > chosen.rule.priority
+            or (top == chosen.rule.priority and not chosen.row.exc)
+        ):
             best = [c for c in in_block if c.rule is not None and c.rule.priority == top]
             return min(best, key=lambda c: (not c.row.exc, c.row.line)).row
     row = chosen.row
