@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from vllm_triage.core.roles import Role
 from vllm_triage.parsers.base import ParseResult, clean_paste
 from vllm_triage.parsers.inspect_fields import Extractor, Remapper, is_env_list, node_keys
+from vllm_triage.parsers.inspect_format import has_format_command, read_format_output
 from vllm_triage.parsers.registry import parser
 from vllm_triage.parsers.tolerant_json import MAX_DEPTH, JsonReading, Node, read_json
 
@@ -42,7 +43,12 @@ _PIECE_KEYS = re.compile(
 
 
 def looks_like(text: str) -> bool:
-    """True for inspect JSON or a recognisable piece of it (not any JSON: not a request body)."""
+    """True for inspect JSON or a recognisable piece of it (not any JSON: not a request body), or
+    for `docker inspect --format '{{json .Config.Env}}' vllm` and what it printed."""
+    return _looks_like_json(text) or has_format_command(text)
+
+
+def _looks_like_json(text: str) -> bool:
     if not text:
         return False
     head = "\n".join(line.text for line in clean_paste(text[:400_000]))
@@ -77,26 +83,46 @@ def parse(text: str, file: str = "<inspect>") -> ParseResult:
 
 
 def _parse_into(result: ParseResult, text: str, file: str) -> None:
-    body, line_map = _clean(text)
+    formatted = read_format_output(text) if has_format_command(text) else None
+    if formatted is not None:
+        result.notes.extend(formatted.notes)
+    if formatted is not None and formatted.pieces:
+        # One JSON value a line, each on the line its command's output was read from.
+        body = "\n".join(piece for piece, _ in formatted.pieces)
+        line_map = [number for _, numbers in formatted.pieces for number in numbers]
+    elif formatted is not None and not _looks_like_json(text):
+        # Commands whose output cannot be read: the rest of the paste is no inspect JSON, and
+        # reading megabytes of it as JSON would only cost time.
+        result.notes.append("no docker/podman inspect fields found")
+        return
+    else:
+        body, line_map = _clean(text)
     reading = read_json(body)
     remap = Remapper(line_map)
     _note_reading(result, reading, remap)
-    container, image, pieces, containers = _classify(reading.values)
-    if container is None and image is None and not pieces:
+    # Each `--format` command printed fields of its own object (`docker image inspect IMG`, then
+    # `docker inspect CONTAINER`): each is classified alone, so an image's fields do not hide the
+    # container's. Whole inspect output is one record set.
+    groups = [[value] for value in reading.values] if formatted and formatted.pieces else [reading.values]
+    extractor = Extractor(result, file, remap)
+    read_any = False
+    for values in groups:
+        container, image, pieces, containers = _classify(values)
+        if containers > 1:
+            result.notes.append(f"{containers} containers in this output: only the first one is read")
+        if container is not None:
+            result.kind = KIND_CONTAINER
+            extractor.container(container)
+        if image is not None:
+            result.kind = KIND_IMAGE if result.kind in (KIND_UNKNOWN, KIND_PIECE) else result.kind
+            extractor.image(image)
+        for piece in pieces:
+            result.kind = KIND_PIECE if result.kind == KIND_UNKNOWN else result.kind
+            extractor.piece(piece)
+        read_any = read_any or container is not None or image is not None or bool(pieces)
+    if not read_any:
         result.notes.append("no docker/podman inspect fields found")
         return
-    if containers > 1:
-        result.notes.append(f"{containers} containers in this output: only the first one is read")
-    extractor = Extractor(result, file, remap)
-    if container is not None:
-        result.kind = KIND_CONTAINER
-        extractor.container(container)
-    if image is not None:
-        result.kind = KIND_IMAGE if container is None else result.kind
-        extractor.image(image)
-    for piece in pieces:
-        result.kind = KIND_PIECE if result.kind == KIND_UNKNOWN else result.kind
-        extractor.piece(piece)
     extractor.finish()
 
 
@@ -186,6 +212,7 @@ _PIECE_FIELDS = {
     "Runtime",
     "ShmSize",
     "IpcMode",
+    "HostConfig",
     "NetworkMode",
     "Privileged",
     "CapAdd",
