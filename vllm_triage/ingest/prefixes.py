@@ -174,6 +174,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 ANSI_RE = re.compile(ANSI)
+_CODE_SPAN_RE = _compiled(CODE_SPAN)
 _GREP_LINE_RE = _compiled(GREP_LINE)
 _TRANSPORT_RE = _compiled(TRANSPORT)
 _LOCAL_TS_RE = _compiled(LOCAL_TS)
@@ -292,6 +293,9 @@ def strip_transport(text: str) -> tuple[str, str | None]:
 
 def _strip_transport(text: str) -> tuple[str, str | None, str | None]:
     """strip_transport's (rest, transport time) and the compose service the line came from."""
+    span = _CODE_SPAN_RE.match(text)
+    if span is not None:
+        text = span.group(1)
     grep = _GREP_LINE_RE.match(text)
     if grep is not None:
         text = grep.group("rest")
