@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +24,7 @@ from vllm_triage.analysis.callpath import (
     phase_from_frames,
     split_tracebacks,
 )
+from vllm_triage.analysis.cause_line import line_naming_the_cause
 from vllm_triage.analysis.echo import echoed_survivor
 from vllm_triage.analysis.fatality import FatalityJudge, Survival
 from vllm_triage.analysis.findings import earlier_warning_findings, next_step, root_finding, survived_findings
@@ -39,6 +39,7 @@ from vllm_triage.analysis.gone_past import (
 from vllm_triage.analysis.milestones import first_missing, milestones_reached, shutdown_line
 from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Milestone, Row
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
+from vllm_triage.analysis.quiet_end import died_silently, hang
 from vllm_triage.analysis.quoted_ahead import quoted_ahead
 from vllm_triage.analysis.root import Candidate, collect_candidates
 from vllm_triage.analysis.servers import servers
@@ -46,7 +47,7 @@ from vllm_triage.core.finding import Finding
 from vllm_triage.core.phases import NO_FAILURE, phase_index
 from vllm_triage.core.provenance import Provenance
 from vllm_triage.engine.matcher import CompiledRules
-from vllm_triage.engine.rules import FrameHint, Rule
+from vllm_triage.engine.rules import FrameHint
 from vllm_triage.engine.scan import ScanResult
 
 MAX_CONSEQUENCES = 25
@@ -238,13 +239,13 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
             chosen = wrapper
         else:
             stalled = chosen.rule is not None and bool(chosen.rule.extra.get("stall"))
-            died = _died_silently(chosen, milestones, judge, stalled)
+            died = died_silently(chosen, milestones, judge, stalled)
             if died is not None:
                 block, decision = died
     if block is None and chosen is not None:
         block, decision = _error_block(chosen, kind, index, compiled, milestones, consequences, roots)
     elif block is None:
-        block, decision = _hang(milestones, judge, ready_line, stop, rules, compiled.ruleset.milestone_order)
+        block, decision = hang(milestones, judge, ready_line, stop, rules, compiled.ruleset.milestone_order)
         cut = candidates.cut
         if block is None and cut is not None and ready_line is None and answered_by_handler(cut) is None:
             # Not healthy: the input ends inside a traceback the process died of, cut above its
@@ -312,7 +313,7 @@ def _error_block(
             and (rule is None or best.rule.priority > rule.priority)
         ):
             rule = best.rule
-    row = _line_naming_the_cause(chosen, block, roots) if kind == "root" else chosen.row
+    row = line_naming_the_cause(chosen, block, roots) if kind == "root" else chosen.row
     rows_by_line = {r.line: r for r in index.rows}
     reached = milestones_before(chosen.row, milestones, rows_by_line)
     hints = compiled.ruleset.frames
@@ -390,66 +391,6 @@ def call_path(block: Block, hints: list[FrameHint]) -> list[Frame]:
     return [f for frames in chain for f in frames]
 
 
-def _line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidate]) -> Row:
-    """DESIGN §3: first_error is the line that names the cause, not a headline or a code line.
-
-    The most specific rule-matched line of the block wins (pydantic's `Value error, …` under
-    `ValidationError: 1 validation error`); else the block's first exception line (the innermost
-    cause of a chain is printed first); else the chosen line itself.
-    """
-    in_block = [
-        c
-        for c in roots
-        if block.start <= c.row.line <= block.end and c.row.stream == chosen.row.stream and c.rule is not None
-    ]
-    if in_block:
-        top = max(c.rule.priority for c in in_block if c.rule is not None)
-        # On a tie the exception line wins over a logged line quoting it (`logger.exception` puts
-        # str(e) in its headline: KServe's `Failed to start model server: CUDA out of memory…`).
-        if (
-            chosen.rule is None
-            or top > chosen.rule.priority
-            or (top == chosen.rule.priority and not chosen.row.exc)
-        ):
-            best = [c for c in in_block if c.rule is not None and c.rule.priority == top]
-            return min(best, key=lambda c: (not c.row.exc, c.row.line)).row
-    row = chosen.row
-    if chosen.kind == "headline":
-        exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
-        if exception is not None:
-            row = exception
-    return _pydantic_body(_unwrapped(row, block), block)
-
-
-# pydantic prints `ValidationError: N validation error(s) for ModelConfig`, then per error the
-# field (none for a model validator) and the message of what the validator raised, as
-# `  Value error, <str(e)> [type=value_error, …]` or `  Assertion failed, …`: that line names the
-# cause whatever it says (DESIGN §3), so it is reported even when no rule knows its text.
-_PYDANTIC_HEADLINE = re.compile(r"ValidationError: \d+ validation errors? for \w+")
-_PYDANTIC_BODY = re.compile(r"^\s*(?:Value error|Assertion failed), \S")
-
-
-def _pydantic_body(row: Row, block: Block) -> Row:
-    if not _PYDANTIC_HEADLINE.search(row.message):
-        return row
-    return next((r for r in block.rows if r.line > row.line and _PYDANTIC_BODY.match(r.message)), row)
-
-
-# A wrapper that names the exception it carries in its own class: Ray's
-# `ray.exceptions.RayTaskError(TypeError): ray::RayWorkerWrapper.execute_method() …` is followed by
-# the remote traceback, which ends with the carried `TypeError: …` line — the one naming the cause.
-_CARRIER = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*\((?P<inner>[A-Z]\w*)\): ")
-
-
-def _unwrapped(row: Row, block: Block) -> Row:
-    carrier = _CARRIER.match(row.message.strip())
-    if carrier is None:
-        return row
-    inner = re.compile(rf"^(?:[A-Za-z_]\w*\.)*{carrier.group('inner')}(?::|$)")
-    carried = [r for r in block.rows if r.line > row.line and r.exc and inner.match(r.message.strip())]
-    return carried[-1] if carried else row
-
-
 def _survival(
     candidate: Candidate, index: StreamIndex, judge: FatalityJudge, out: list[tuple[Candidate, Survival]]
 ) -> bool:
@@ -518,103 +459,6 @@ def _traceback_cut(index: StreamIndex, candidate: Candidate) -> bool:
     """The headline opens a traceback that ends before its exception line (a cut paste)."""
     block = block_around(index, candidate.row)
     return any(r.tb for r in block.rows) and not any(r.exc for r in block.rows if r.line > candidate.row.line)
-
-
-def _died_silently(
-    chosen: Candidate, milestones: list[Milestone], judge: FatalityJudge, stalled: bool = False
-) -> tuple[ErrorBlock, PhaseDecision] | None:
-    """Only consequences, during start-up: the process that failed printed nothing about it.
-
-    The engine was killed from outside (OOM killer, a container limit) or crashed in native code;
-    what is left is other processes noticing it was gone. As for a hang, the failure is in the step
-    after the last milestone the engine reached (DESIGN §3), and the block points at that line.
-    """
-    before = [m for m in milestones if m.line < chosen.row.line]
-    row = judge.last_startup_line(chosen.row.line)
-    if not before or row is None:
-        return None
-    last = max(before, key=lambda m: m.line)
-    block = ErrorBlock(
-        row=row,
-        start=row.line,
-        end=row.line,
-        lines=[row.raw],
-        rows=[row],
-        rule=last.rule,
-        category="process_died_without_traceback",
-        phase=last.phase,
-        explain=(
-            f"The engine stopped after {last.name} (line {last.line}) without printing an error; the "
-            f"later errors (line {chosen.row.line}: {chosen.row.message[:100]}) only report that it was gone."
-        ),
-        advice=(
-            "It was killed from outside or crashed in native code: check the container's exit code (137 = "
-            "SIGKILL), `dmesg` / the orchestrator's events for the OOM killer and the container "
-            "memory limit, "
-            "and the kernel log for Xid errors."
-        ),
-        kind="died",
-    )
-    if stalled:
-        # Still alive, waiting (the API server polling the engine, a broadcast nobody picks up):
-        # a hang in the step after the last milestone, with the waiting lines as its symptom.
-        block.category, block.kind, block.explain, block.advice = "hang", "hang", "", ""
-    reason = (
-        f"only consequences follow milestone {last.name} (line {last.line}): the step after it never finished"
-    )
-    return block, PhaseDecision(last.phase, reason, "medium")
-
-
-def _hang(
-    milestones: list[Milestone],
-    judge: FatalityJudge,
-    ready_line: int | None,
-    stop: int | None,
-    rules: dict[str, Rule],
-    order: list[str],
-) -> tuple[ErrorBlock | None, PhaseDecision]:
-    """No error: a log that stops mid-startup (or is stopped by a signal there) is a hang."""
-    if ready_line is not None or not milestones:
-        return None, PhaseDecision(NO_FAILURE, "no error found", "high")
-    startup_done = any(rules[m.rule].startup_done for m in milestones)
-    if startup_done and stop is None:
-        return None, PhaseDecision(NO_FAILURE, "start-up completed with no error", "high")
-    # The furthest step reached in vLLM's order (what first_missing names), not the last line: a
-    # step's line printed late (V1 logs the attention backend inside load_model) is no step back.
-    last = max(milestones, key=lambda m: (order.index(m.name) if m.name in order else -1, m.line))
-    row = judge.last_startup_line(stop) or judge.last_startup_line()
-    assert row is not None  # milestones were reached, so a milestone line exists
-    phase = "engine_reserve" if startup_done else step_after(last, row, rules)
-    block = ErrorBlock(
-        row=row,
-        start=row.line,
-        end=row.line,
-        lines=[row.raw],
-        rule=row.marker or last.rule,
-        category="hang",
-        phase=phase,
-        explain="",
-        advice="",
-        kind="hang",
-    )
-    reason = f"log stops after milestone {last.name} without an error"
-    if phase != last.phase and not startup_done:
-        reason += f"; its line (line {row.line}) ends that step, and the next one ({phase}) never reported"
-    return block, PhaseDecision(phase, reason, "medium")
-
-
-def step_after(last: Milestone, row: Row, rules: dict[str, Rule]) -> str:
-    """The phase of the step running once `row`, the last start-up line printed, was printed.
-
-    A marker's phase is the step in progress after it; a line that closes its step (the rank
-    assignment that ends distributed init, the parsed arguments) names the step that follows in
-    its rule's `step_after`. Only when that line is of the furthest step reached: a step's line
-    printed late (another process, V1's attention backend inside load_model) is no step back.
-    """
-    rule = rules.get(row.marker) if row.marker else None
-    if rule is None or rule.milestone != last.name:
-        return last.phase
-    return str(rule.extra.get("step_after", last.phase))
 
 
 def _consequence_list(consequences: list[Candidate], chosen: Candidate | None) -> list[Consequence]:

@@ -1,0 +1,70 @@
+"""Which line of an error block names the cause (DESIGN §3): `first_error` is that line, not a
+logger's headline above it, a code line of the traceback, or a wrapper that carries the exception."""
+
+from __future__ import annotations
+
+import re
+
+from vllm_triage.analysis.blocks import Block
+from vllm_triage.analysis.model import Row
+from vllm_triage.analysis.root import Candidate
+
+
+def line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidate]) -> Row:
+    """DESIGN §3: first_error is the line that names the cause, not a headline or a code line.
+
+    The most specific rule-matched line of the block wins (pydantic's `Value error, …` under
+    `ValidationError: 1 validation error`); else the block's first exception line (the innermost
+    cause of a chain is printed first); else the chosen line itself.
+    """
+    in_block = [
+        c
+        for c in roots
+        if block.start <= c.row.line <= block.end and c.row.stream == chosen.row.stream and c.rule is not None
+    ]
+    if in_block:
+        top = max(c.rule.priority for c in in_block if c.rule is not None)
+        # On a tie the exception line wins over a logged line quoting it (`logger.exception` puts
+        # str(e) in its headline: KServe's `Failed to start model server: CUDA out of memory…`).
+        if (
+            chosen.rule is None
+            or top > chosen.rule.priority
+            or (top == chosen.rule.priority and not chosen.row.exc)
+        ):
+            best = [c for c in in_block if c.rule is not None and c.rule.priority == top]
+            return min(best, key=lambda c: (not c.row.exc, c.row.line)).row
+    row = chosen.row
+    if chosen.kind == "headline":
+        exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
+        if exception is not None:
+            row = exception
+    return _pydantic_body(_unwrapped(row, block), block)
+
+
+# pydantic prints `ValidationError: N validation error(s) for ModelConfig`, then per error the
+# field (none for a model validator) and the message of what the validator raised, as
+# `  Value error, <str(e)> [type=value_error, …]` or `  Assertion failed, …`: that line names the
+# cause whatever it says (DESIGN §3), so it is reported even when no rule knows its text.
+_PYDANTIC_HEADLINE = re.compile(r"ValidationError: \d+ validation errors? for \w+")
+_PYDANTIC_BODY = re.compile(r"^\s*(?:Value error|Assertion failed), \S")
+
+
+def _pydantic_body(row: Row, block: Block) -> Row:
+    if not _PYDANTIC_HEADLINE.search(row.message):
+        return row
+    return next((r for r in block.rows if r.line > row.line and _PYDANTIC_BODY.match(r.message)), row)
+
+
+# A wrapper that names the exception it carries in its own class: Ray's
+# `ray.exceptions.RayTaskError(TypeError): ray::RayWorkerWrapper.execute_method() …` is followed by
+# the remote traceback, which ends with the carried `TypeError: …` line — the one naming the cause.
+_CARRIER = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*\((?P<inner>[A-Z]\w*)\): ")
+
+
+def _unwrapped(row: Row, block: Block) -> Row:
+    carrier = _CARRIER.match(row.message.strip())
+    if carrier is None:
+        return row
+    inner = re.compile(rf"^(?:[A-Za-z_]\w*\.)*{carrier.group('inner')}(?::|$)")
+    carried = [r for r in block.rows if r.line > row.line and r.exc and inner.match(r.message.strip())]
+    return carried[-1] if carried else row
