@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from vllm_triage.cli import cli
@@ -70,12 +71,19 @@ $ docker image inspect vllm/vllm-openai:v0.9.2 \\
     assert lines(result)["image.entrypoint"] == 5
 
 
-def test_a_secret_in_a_formatted_env_never_reaches_the_fingerprint(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("template", "printed"),
+    [
+        ("{{json .Config.Env}}", '["HF_TOKEN={token}","VLLM_USE_V1=0"]'),
+        ("{{.Config.Env}}", "[HF_TOKEN={token} VLLM_USE_V1=0]"),
+        ("tok={{.Config.Env}}", "tok=[HF_TOKEN={token} VLLM_USE_V1=0]"),
+    ],
+)
+def test_a_secret_in_a_formatted_env_never_reaches_the_fingerprint(tmp_path, template, printed) -> None:
     token = "hf_" + "Zq8" * 11
     path = tmp_path / "env.txt"
     path.write_text(
-        f"$ docker inspect vllm --format '{{{{json .Config.Env}}}}'\n"
-        f'["HF_TOKEN={token}","VLLM_USE_V1=0"]\n',
+        f"$ docker inspect vllm --format '{template}'\n" + printed.format(token=token) + "\n",
         encoding="utf-8",
     )
     result = CliRunner().invoke(cli, ["fingerprint", str(path), "--format", "json"])
@@ -144,3 +152,23 @@ def test_a_prompted_session_of_format_commands_is_one_container() -> None:
     assert got["container.exit_code"] == 137
     assert lines(result)["container.exit_code"] == 6
     assert [problem.id for problem in result.problems] == ["container-oom-killed"]
+
+
+def test_a_list_printed_without_json_is_read_as_go_prints_it() -> None:
+    # `{{.Config.Env}}` prints Go's `[a b c]`; an env value holding a space stays one entry
+    text = """\
+$ docker inspect vllm --format '{{.Config.Env}}'
+[PATH=/usr/bin VLLM_USE_V1=1 NCCL_DEBUG=INFO OPTS=--a --b]
+$ docker inspect vllm --format '{{.Config.Cmd}}'
+[--model Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2]
+"""
+    result = container_inspect.parse(text, "go.txt")
+    got = values(result)
+    assert got["env.NCCL_DEBUG"] == "INFO"
+    assert got["env.OPTS"] == "--a --b"
+    assert got["container.cmd"] == ["--model", "Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size", "2"]
+    # must-not: a Go map (`map[k:v]`) is no list
+    maps = container_inspect.parse(
+        "$ docker inspect vllm --format '{{.Config.Labels}}'\nmap[maintainer:vllm-team]\n", "m.txt"
+    )
+    assert "container.cmd" not in values(maps)

@@ -156,7 +156,7 @@ def _read_template(
         found: list[tuple[tuple[str, ...], object, int]] = []
         for n, action in enumerate(actions):
             raw = match.group(f"v{n}")
-            value = _value(raw, bool(action.group("json")))
+            value = _value(raw, bool(action.group("json")), _path(action.group("path")))
             if value is _UNREADABLE:
                 return None
             found.append((_path(action.group("path")), value, line.number))
@@ -201,7 +201,7 @@ def _literal(text: str) -> str:
 _UNREADABLE = object()
 
 
-def _value(raw: str, is_json: bool) -> object:
+def _value(raw: str, is_json: bool, path: tuple[str, ...]) -> object:
     raw = raw.strip()
     if is_json:
         try:
@@ -212,7 +212,25 @@ def _value(raw: str, is_json: bool) -> object:
         return int(raw)
     if raw in ("true", "false"):
         return raw == "true"
+    if raw.startswith("[") and raw.endswith("]"):
+        return _go_list(raw[1:-1], path)
     return raw
+
+
+def _go_list(inner: str, path: tuple[str, ...]) -> list[str]:
+    """Go's plain print of a []string, `[a b c]`: its items joined by single spaces, with no
+    quoting, so an item holding a space cannot be told from two. An environment entry is
+    `NAME=value`: a word without `=` goes on with the entry before it (`OPTS=-a -b` stays one)."""
+    words = inner.split()
+    if path[-1:] != ("Env",):
+        return words
+    items: list[str] = []
+    for word in words:
+        if items and not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word):
+            items[-1] += " " + word
+        else:
+            items.append(word)
+    return items
 
 
 def unquote_simple(text: str) -> str:
