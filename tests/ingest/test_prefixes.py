@@ -318,6 +318,43 @@ LINES: list[tuple[str, Parts]] = [
         "(APIServer pid=xxx) WARNING … slow",
         Parts("slow", level="WARNING", process="APIServer", logger="vllm"),
     ),
+    # a wrapper's logger relaying the server's stdout (olmocr): the vLLM line inside is the record
+    (
+        "2025-06-27 12:57:51,600 - __main__ - INFO - ERROR 06-27 12:57:51 [core.py:515] EngineCore failed to start.",
+        Parts(
+            "EngineCore failed to start.",
+            "2025-06-27 12:57:51,600",
+            "06-27 12:57:51",
+            "ERROR",
+            source="core.py:515",
+            logger="vllm",
+        ),
+    ),
+    (
+        "2025-10-30 08:25:40,120 - __main__ - INFO - (EngineCore_DP0 pid=263) WARNING 10-30 08:25:40 "
+        "[core.py:1] slow",
+        Parts(
+            "slow",
+            "2025-10-30 08:25:40,120",
+            "10-30 08:25:40",
+            "WARNING",
+            process="EngineCore_DP0",
+            pid=263,
+            source="core.py:1",
+            logger="vllm",
+        ),
+    ),
+    # must-not: the wrapper's own lines are its logger's
+    (
+        "2025-06-27 12:57:46,167 - __main__ - WARNING - Attempt 18: Please wait for vllm server to become ready...",
+        Parts(
+            "Attempt 18: Please wait for vllm server to become ready...",
+            None,
+            "2025-06-27 12:57:46",
+            "WARNING",
+            logger="iso",
+        ),
+    ),
     (MESSAGE, Parts(MESSAGE)),
 ]
 

@@ -266,3 +266,29 @@ def test_a_kserve_info_line_over_a_bare_traceback_is_not_its_headline(tmp_path, 
     data = triage_json(_write(tmp_path, text))
     assert data["first_error"]["message"].startswith("ValueError: invalid literal")
     assert data["first_error"]["block"]["start"] == 2
+
+
+_RELAY = "2025-06-27 12:57:51,600 - __main__ - INFO - "
+
+
+def test_a_server_relayed_by_a_wrappers_logger_is_read_as_its_own_lines(tmp_path, triage_json):
+    # olmocr's pipeline runs `vllm serve` as a child and logs each of its lines at INFO: vLLM's
+    # own prefix inside is the record, so its ERROR and its frames count
+    text = (
+        "2025-06-27 12:56:10,101 - __main__ - INFO - Starting pipeline with PID 4021\n"
+        f"{_RELAY}INFO 06-27 12:56:30 [core.py:70] Initializing a V1 LLM engine (v0.9.1) with config: "
+        "model='allenai/olmOCR-7B-0225-preview'\n"
+        f"{_RELAY}ERROR 06-27 12:57:51 [core.py:515] EngineCore failed to start.\n"
+        f"{_RELAY}ERROR 06-27 12:57:51 [core.py:515] Traceback (most recent call last):\n"
+        f'{_RELAY}ERROR 06-27 12:57:51 [core.py:515]   File "/opt/venv/lib/python3.11/site-packages/vllm/'
+        'v1/worker/gpu_worker.py", line 140, in init_device\n'
+        f"{_RELAY}ERROR 06-27 12:57:51 [core.py:515]     raise ValueError(\n"
+        f"{_RELAY}ERROR 06-27 12:57:51 [core.py:515] ValueError: Free memory on device (10.2/23.6 GiB) on "
+        "startup is less than desired GPU memory utilization (0.8, 18.9 GiB).\n"
+        "2025-06-27 12:57:52,001 - __main__ - WARNING - Attempt 19: Please wait for vllm server to become ready...\n"
+    )
+    data = triage_json(_write(tmp_path, text))
+    assert data["phase"] == "cuda_init"
+    assert data["first_error"]["line"] == 7
+    assert data["first_error"]["level"] == "ERROR"
+    assert data["first_error"]["message"].startswith("ValueError: Free memory on device")

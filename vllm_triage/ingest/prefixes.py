@@ -43,9 +43,17 @@ JOURNALD = (
 # Docker Desktop's log view prefixes local time with no zone. Without a zone the stamp could be an
 # ISO logger's own (`2024-05-01 10:00:00,123 - vllm - ERROR - …`), so it is a transport only in
 # front of a vLLM or uvicorn line — the level is kept in `rest` (polars' regex has no lookahead).
+# A wrapper that runs the server as a child and relays its stdout through its own logger
+# (`%(asctime)s - %(name)s - %(levelname)s - %(message)s`: olmocr's pipeline, allenai/olmocr#260,
+# #267, #373) puts that logger's prefix, its level always its own INFO, in front of each vLLM line:
+# `2025-06-27 12:57:45,345 - __main__ - INFO - ERROR 06-27 12:57:45 [core.py:515] …`. The vLLM
+# line inside is the record (its level is vLLM's); the relay's time is the transport's. The
+# wrapper's own lines (`… - __main__ - WARNING - Attempt 18: …`) stay its logger's.
 LOCAL_TS = (
     r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?) "
-    r"(?P<rest>(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d |:\s).*)$"
+    r"(?:- [\w.]+ - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - )?"
+    r"(?P<rest>(?:\([A-Za-z_][^()]*pid=[^()]*\) )?"
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d |:\s).*)$"
 )
 # `journalctl -o short-iso[-precise]` starts with `2025-10-02T14:03:11+0300` (an offset without a
 # colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
