@@ -172,3 +172,24 @@ $ docker inspect vllm --format '{{.Config.Cmd}}'
         "$ docker inspect vllm --format '{{.Config.Labels}}'\nmap[maintainer:vllm-team]\n", "m.txt"
     )
     assert "container.cmd" not in values(maps)
+
+
+def test_the_command_is_read_as_the_shell_reads_it() -> None:
+    # `--format=…` in double quotes, `--type image` naming the image, a pipe after the command
+    text = """\
+$ docker inspect --type image --format="{{json .Config.Entrypoint}}" vllm/vllm-openai:v0.10.1 | jq -c .
+["vllm","serve"]
+"""
+    got = values(container_inspect.parse(text, "t.txt"))
+    assert got["image.ref"] == "vllm/vllm-openai:v0.10.1"
+    assert got["image.entrypoint"] == ["vllm", "serve"]
+
+
+def test_a_template_of_many_fields_on_a_long_line_that_does_not_fit_is_answered_at_once() -> None:
+    # must-not hang: 8 fields split by `x`, a line of x's that never ends in the template's `y`
+    # (a pattern of lazy groups built from the template backtracked for minutes on 300 x's)
+    template = "x".join(f"{{{{.A{n}}}}}" for n in range(8)) + "y"
+    text = f"docker inspect v --format '{template}'\n" + "x" * 3_000 + "\n" + "x" * 300_000 + "\n"
+    result = container_inspect.parse(text, "long.txt")
+    assert values(result) == {}
+    assert any("does not fit" in note for note in result.notes)

@@ -73,6 +73,11 @@ def _one_line_code_span(line: str) -> str | None:
     return inner if inner and "`" * ticks not in inner else None
 
 
+def is_prompt(line: str) -> bool:
+    """`line` starts with a shell prompt (`$ cmd`, `user@host:~$ cmd`, `root@h:/# cmd`)."""
+    return _PROMPT.match(line) is not None
+
+
 def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
     """Lines of a pasted artefact with paste debris removed, original line numbers kept.
 

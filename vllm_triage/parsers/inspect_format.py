@@ -17,27 +17,31 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from vllm_triage.parsers.base import PasteLine, clean_paste
+from vllm_triage.parsers.base import PasteLine, clean_paste, is_prompt
+from vllm_triage.parsers.launch.lexer import tokenize_string
 
-# The command: `docker|podman [container|image] inspect …` with a --format / -f template. The
-# template is quoted (single or double) or one word.
-_COMMAND = re.compile(r"\b(?:docker|podman)\s+(?P<what>container\s+|image\s+)?inspect\b(?P<rest>[^\n]*)")
-_FORMAT_OPTION = re.compile(r"""(?:--format|-f)(?:=|\s+)(?P<template>'[^']*'|"[^"]*"|\S+)""")
+# Where a command may be: `docker|podman [container|image] inspect …` (a cheap test before the
+# line is read by the shell lexer).
+_COMMAND = re.compile(r"\b(?:docker|podman)\s+(?:(?:container|image)\s+)?inspect\b")
 _ACTION = re.compile(r"\{\{-?\s*(?P<json>json\s+)?(?P<path>(?:\.[A-Za-z_]\w*)+)\s*-?\}\}")
 _ANY_ACTION = re.compile(r"\{\{.*?\}\}")
-_OPTION = re.compile(r"^-")
-_PROMPTED = re.compile(r"^\s*(?:[\w.-]+@[\w.-]+(?::\S*)?)?[$#]\s+\S")
 _OUTPUT_LABEL = re.compile(r"^\s*(?:output|result|returns?|prints?)\s*:?\s*$", re.I)
+# `docker inspect` options that take a value (the rest are flags): `--type image`.
+_VALUED_OPTIONS = ("--type",)
 # What docker/podman print instead of the fields: `Error: No such object: x`, `Error response from
 # daemon: …`, `template parsing error: …`, `Error: template: :1:8: executing "" at <.X>: map has no entry`.
 _FAILED = re.compile(r"^\s*(?:error\b|template(?: parsing)? error)", re.I)
 _MAX_OUTPUT_LINES = 200  # a pretty-printed env list, at most
 _MAX_CONTINUED = 20  # continuation lines of one inspect command (each join copies the line)
-# The template becomes a pattern of lazy groups, one per action: its backtracking grows with the
-# line's length to the power of the actions, so both are bounded (real templates print a few
-# fields on a short line).
-_MAX_ACTIONS = 8
-_MAX_LINE = 4096
+
+
+@dataclass(frozen=True)
+class _Command:
+    """One `inspect --format` command as the shell reads it."""
+
+    template: str
+    name: str | None  # the object inspected
+    image: bool  # `docker image inspect` / `--type image`
 
 
 @dataclass
@@ -55,9 +59,8 @@ def has_format_command(text: str) -> bool:
     if "inspect" not in head or "{{" not in head:
         return False  # cheap: most texts are turned away here
     for line in _joined(clean_paste(head, keep_prompts=True)):
-        match = _COMMAND.search(line.text)
-        option = _FORMAT_OPTION.search(match.group("rest")) if match else None
-        if option and _ACTION.search(option.group("template")):
+        command = _command(line.text)
+        if command is not None and _ACTION.search(command.template):
             return True
     return False
 
@@ -67,11 +70,13 @@ def read_format_output(text: str) -> FormatReading:
     reading = FormatReading()
     lines = _joined(clean_paste(text, keep_prompts=True))
     for i, line in enumerate(lines):
-        command = _COMMAND.search(line.text)
-        option = _FORMAT_OPTION.search(command.group("rest")) if command else None
-        if command is None or option is None:
+        command = _command(line.text)
+        if command is None:
             continue
-        template = unquote_simple(option.group("template"))
+        template = command.template
+        if not _ACTION.search(template):
+            reading.notes.append(f"line {line.number}: the --format template prints no field: not read")
+            continue
         if _ANY_ACTION.sub("", template) != _ACTION.sub("", template):
             reading.notes.append(
                 f"line {line.number}: the --format template does more than print fields: not read"
@@ -84,11 +89,10 @@ def read_format_output(text: str) -> FormatReading:
         if _FAILED.match(output[0].text):
             reading.notes.append(f"line {line.number}: the inspect --format command failed: not read")
             continue
-        name = _inspected_name(command.group("rest"), option)
-        is_image = bool(command.group("what")) and command.group("what").strip() == "image"
+        image = command.name if command.image else None
         whole = _ACTION.fullmatch(template.strip())
         if whole and whole.group("json"):
-            piece_text = _whole_json_piece(_path(whole.group("path")), output, name if is_image else None)
+            piece_text = _whole_json_piece(_path(whole.group("path")), output, image)
             if piece_text is None:
                 reading.notes.append(f"line {line.number}: the output is not the JSON its --format prints")
             else:
@@ -101,10 +105,49 @@ def read_format_output(text: str) -> FormatReading:
         piece: dict[str, object] = {}
         for path, value, _ in found:
             _put(piece, path, value)
-        if is_image and name:
-            piece.setdefault("RepoTags", [name])  # `docker image inspect NAME`: NAME is the image
+        if image:
+            piece.setdefault("RepoTags", [image])  # `docker image inspect NAME`: NAME is the image
         reading.pieces.append((json.dumps(piece), [found[0][2]]))
     return reading
+
+
+def _command(text: str) -> _Command | None:
+    """The `inspect --format` command on `text`, read by the shell lexer, or None."""
+    if not _COMMAND.search(text):
+        return None
+    words: list[str] = []
+    for token in tokenize_string(text, None):
+        if token.op:  # a pipe (`| jq .`), `&&`, a redirection: the command ends
+            break
+        words.append(token.text)
+    start = next((n for n, word in enumerate(words) if word in ("docker", "podman")), None)
+    if start is None:
+        return None
+    args = words[start + 1 :]
+    image = bool(args) and args[0] == "image"
+    if args[:1] in (["image"], ["container"]):
+        args = args[1:]
+    if args[:1] != ["inspect"]:
+        return None
+    template, names, index = None, [], 1
+    while index < len(args):
+        word = args[index]
+        if word in ("--format", "-f") and index + 1 < len(args):
+            template, index = args[index + 1], index + 2
+            continue
+        if word.startswith(("--format=", "-f=")):
+            template = word.split("=", 1)[1]
+        elif word in _VALUED_OPTIONS and index + 1 < len(args):
+            image = image or args[index + 1] == "image"
+            index += 1
+        elif word.startswith("--type="):
+            image = image or word == "--type=image"
+        elif not word.startswith("-"):
+            names.append(word)
+        index += 1
+    if template is None:
+        return None
+    return _Command(template, names[0] if names else None, image)
 
 
 def _joined(lines: list[PasteLine]) -> list[PasteLine]:
@@ -129,7 +172,7 @@ def _output_after(lines: list[PasteLine], i: int) -> list[PasteLine]:
     """The lines a command printed: up to the next command or the end, labels (`Output:`) skipped."""
     out: list[PasteLine] = []
     for line in lines[i + 1 : i + 1 + _MAX_OUTPUT_LINES]:
-        if _PROMPTED.match(line.text) or _COMMAND.search(line.text):
+        if is_prompt(line.text) or _COMMAND.search(line.text):
             break
         if not line.text.strip() or _OUTPUT_LABEL.match(line.text):
             if out and not line.text.strip():
@@ -142,26 +185,53 @@ def _output_after(lines: list[PasteLine], i: int) -> list[PasteLine]:
 def _read_template(
     template: str, output: list[PasteLine]
 ) -> list[tuple[tuple[str, ...], object, int]] | None:
-    """(field path, value, line) for each action of `template`, read from `output`."""
+    """(field path, value, line) for each action of `template`, read from the first output line
+    that fits it."""
+    template = template.strip()
     actions = list(_ACTION.finditer(template))
-    if len(actions) > _MAX_ACTIONS:
-        return None
-    pattern = _template_pattern(template, actions)
+    bounds = [0, *(n for action in actions for n in action.span()), len(template)]
+    literals = [_spaced(template[start:end]) for start, end in zip(bounds[::2], bounds[1::2], strict=True)]
     for line in output:
-        if len(line.text) > _MAX_LINE:
-            continue
-        match = pattern.fullmatch(line.text.strip())
-        if match is None:
+        values = _split_by_literals(_spaced(line.text.strip()), literals)
+        if values is None:
             continue
         found: list[tuple[tuple[str, ...], object, int]] = []
-        for n, action in enumerate(actions):
-            raw = match.group(f"v{n}")
-            value = _value(raw, bool(action.group("json")), _path(action.group("path")))
+        for action, raw in zip(actions, values, strict=True):
+            path = _path(action.group("path"))
+            value = _value(raw, bool(action.group("json")), path)
             if value is _UNREADABLE:
                 return None
-            found.append((_path(action.group("path")), value, line.number))
+            found.append((path, value, line.number))
         return found
     return None
+
+
+def _split_by_literals(text: str, literals: list[str]) -> list[str] | None:
+    """The values between the template's literal pieces (`shm=`, ` ipc=`), each ending where its
+    next literal first occurs, as Go printed them left to right. One pass forward: no pattern is
+    built from the template, so nothing backtracks however long the line (a template of lazy
+    groups had taken minutes on a 300-character line). Two actions with nothing between them
+    cannot be told apart: not read."""
+    head, *middle, tail = literals
+    if not text.startswith(head) or not text.endswith(tail) or any(not piece for piece in middle):
+        return None
+    end = len(text) - len(tail)
+    pos, values = len(head), []
+    for piece in middle:
+        found = text.find(piece, pos, end)
+        if found < 0:
+            return None
+        values.append(text[pos:found])
+        pos = found + len(piece)
+    if pos > end:
+        return None
+    values.append(text[pos:end])
+    return values
+
+
+def _spaced(text: str) -> str:
+    # a run of spaces in the template may be printed as any whitespace (a terminal, a paste)
+    return re.sub(r"\s+", " ", text)
 
 
 def _whole_json_piece(
@@ -180,22 +250,6 @@ def _whole_json_piece(
     lines = [opening, *(line.text for line in output), "}" * len(path)]
     numbers = [output[0].number, *(line.number for line in output), output[-1].number]
     return "\n".join(lines), numbers
-
-
-def _template_pattern(template: str, actions: list[re.Match[str]]) -> re.Pattern[str]:
-    parts: list[str] = []
-    last = 0
-    for n, action in enumerate(actions):
-        parts.append(_literal(template[last : action.start()]))
-        parts.append(f"(?P<v{n}>.*?)" if n < len(actions) - 1 else f"(?P<v{n}>.*)")
-        last = action.end()
-    parts.append(_literal(template[last:]))
-    return re.compile("".join(parts).strip())
-
-
-def _literal(text: str) -> str:
-    # a run of spaces in the template may be printed as any whitespace (a terminal, a paste)
-    return r"\s+".join(re.escape(piece) for piece in re.split(r"\s+", text))
 
 
 _UNREADABLE = object()
@@ -233,11 +287,6 @@ def _go_list(inner: str, path: tuple[str, ...]) -> list[str]:
     return items
 
 
-def unquote_simple(text: str) -> str:
-    text = text.strip()
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'" else text
-
-
 def _path(text: str) -> tuple[str, ...]:
     return tuple(text.lstrip(".").split("."))
 
@@ -250,10 +299,3 @@ def _put(piece: dict[str, object], path: tuple[str, ...], value: object) -> None
             child = node[key] = {}
         node = child
     node[path[-1]] = value
-
-
-def _inspected_name(rest: str, option: re.Match[str]) -> str | None:
-    """The object the command inspects: its first word that is no option nor the template."""
-    words = (rest[: option.start()] + " " + rest[option.end() :]).split()
-    names = [unquote_simple(w) for w in words if not _OPTION.match(w) and w not in ("|", "&&")]
-    return names[0] if names and not names[0].startswith(("|", ">")) else None
