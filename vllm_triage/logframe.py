@@ -114,17 +114,8 @@ def _parse_small(frame: pl.DataFrame, file: str) -> pl.DataFrame:
     return pl.DataFrame(columns, schema=SCHEMA)
 
 
-_SPLIT_COLUMNS = (
-    "transport_ts",
-    "vllm_ts",
-    "level",
-    "process",
-    "rank",
-    "pid",
-    "source",
-    "message",
-    "service",
-)
+# The columns split_line fills (the others are the row's own: file, line, raw).
+_SPLIT_COLUMNS = tuple(name for name in SCHEMA if name not in ("file", "line", "raw"))
 
 
 def _parse_plain(frame: pl.DataFrame, file: str) -> pl.DataFrame:

@@ -52,7 +52,8 @@ JOURNALD = (
 LOCAL_TS = (
     r"^(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)?) "
     r"(?:- [\w.]+ - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - )?"
-    r"(?P<rest>(?:\([A-Za-z_][^()]*pid=[^()]*\) )?"
+    # the process prefix is bounded: open repeats around `pid=` backtrack quadratically in Python
+    r"(?P<rest>(?:\((?:[A-Za-z_][\w .=-]{0,64} )?pid=[^()\s]{1,16}(?:, ip=[^()\s]{1,64})?\) )?"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d |:\s).*)$"
 )
 # `journalctl -o short-iso[-precise]` starts with `2025-10-02T14:03:11+0300` (an offset without a

@@ -158,7 +158,8 @@ def _joined(lines: list[PasteLine]) -> list[PasteLine]:
     for line in lines:
         if open_line is not None and pieces < _MAX_CONTINUED:
             pieces += 1
-            open_line = PasteLine(open_line.number, open_line.text[:-1].rstrip() + " " + line.text.strip())
+            joined = open_line.text.rstrip()[:-1].rstrip() + " " + line.text.strip()
+            open_line = PasteLine(open_line.number, joined)
             out[-1] = open_line
         else:
             out.append(line)
