@@ -32,6 +32,7 @@ _VALUED_OPTIONS = ("--type",)
 # daemon: …`, `template parsing error: …`, `Error: template: :1:8: executing "" at <.X>: map has no entry`.
 _FAILED = re.compile(r"^\s*(?:error\b|template(?: parsing)? error)", re.I)
 _MAX_OUTPUT_LINES = 200  # a pretty-printed env list, at most
+_MAX_NOTES = 20
 _MAX_CONTINUED = 20  # continuation lines of one inspect command (each join copies the line)
 
 
@@ -69,38 +70,40 @@ def read_format_output(text: str) -> FormatReading:
     """Every `inspect --format` command of the paste and the output under it, as one piece."""
     reading = FormatReading()
     lines = _joined(clean_paste(text, keep_prompts=True))
+    notes: list[str] = []
     for i, line in enumerate(lines):
+        if "{{" not in line.text or not _COMMAND.search(line.text):
+            continue
+        # The output first: a paste of commands and nothing else is answered without lexing each.
+        output = _output_after(lines, i)
+        if not output:
+            notes.append(f"line {line.number}: no output under the inspect --format command")
+            continue
         command = _command(line.text)
         if command is None:
             continue
         template = command.template
         if not _ACTION.search(template):
-            reading.notes.append(f"line {line.number}: the --format template prints no field: not read")
+            notes.append(f"line {line.number}: the --format template prints no field: not read")
             continue
         if _ANY_ACTION.sub("", template) != _ACTION.sub("", template):
-            reading.notes.append(
-                f"line {line.number}: the --format template does more than print fields: not read"
-            )
-            continue
-        output = _output_after(lines, i)
-        if not output:
-            reading.notes.append(f"line {line.number}: no output under the inspect --format command")
+            notes.append(f"line {line.number}: the --format template does more than print fields: not read")
             continue
         if _FAILED.match(output[0].text):
-            reading.notes.append(f"line {line.number}: the inspect --format command failed: not read")
+            notes.append(f"line {line.number}: the inspect --format command failed: not read")
             continue
         image = command.name if command.image else None
         whole = _ACTION.fullmatch(template.strip())
         if whole and whole.group("json"):
             piece_text = _whole_json_piece(_path(whole.group("path")), output, image)
             if piece_text is None:
-                reading.notes.append(f"line {line.number}: the output is not the JSON its --format prints")
+                notes.append(f"line {line.number}: the output is not the JSON its --format prints")
             else:
                 reading.pieces.append(piece_text)
             continue
         found = _read_template(template, output)
         if found is None:
-            reading.notes.append(f"line {line.number}: the output does not fit its --format template")
+            notes.append(f"line {line.number}: the output does not fit its --format template")
             continue
         piece: dict[str, object] = {}
         for path, value, _ in found:
@@ -108,6 +111,10 @@ def read_format_output(text: str) -> FormatReading:
         if image:
             piece.setdefault("RepoTags", [image])  # `docker image inspect NAME`: NAME is the image
         reading.pieces.append((json.dumps(piece), [found[0][2]]))
+    # A note a command: bounded, as a paste may hold thousands of them.
+    reading.notes = notes[:_MAX_NOTES] + (
+        [f"… and {len(notes) - _MAX_NOTES} more"] if len(notes) > _MAX_NOTES else []
+    )
     return reading
 
 
