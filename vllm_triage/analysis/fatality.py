@@ -41,6 +41,14 @@ DEATH_WINDOW_LINES = 100
 # prints none: its loop has stopped).
 _GENERATING = re.compile(r"Avg generation throughput: (?!0\.0 )\d[\d.]*")
 HEARTBEATS_NEEDED = 2
+# The engine banner's device: DeviceConfig raises "Failed to infer device type" when no platform
+# gave one (vllm/config.py 0.7–0.10, vllm/config/device.py since), so a banner naming a device was
+# printed by an engine whose platform was found — unless the user named the device (`--device`,
+# V0 to 0.10), which DeviceConfig takes without asking the platform.
+_BANNER_DEVICE = re.compile(r"\bdevice_config=(?:device\(type=')?(?P<device>[a-z]+)")
+_EXPLICIT_DEVICE = re.compile(
+    r"""['"]?\bdevice['"]?\s*[:=]\s*['"](?!auto['"])[a-z]+['"]|--device[= ](?!auto\b)[a-z]"""
+)
 # Lines of another program after a doomed error that show it went on without vLLM (fewer prove
 # nothing: a paste that ends two lines later was cut where it died).
 NEVER_USED_LINES = 4
@@ -92,6 +100,9 @@ class FatalityJudge:
         self._row_lines = [r.line for r in rows]
         self.markers = marker_rows(rows, rules, order)
         self.ready_line = next((m.row.line for m in self.markers if m.name == "ready"), None)
+        self._explicit_device = any(
+            m.name == "args" and _EXPLICIT_DEVICE.search(m.row.message) for m in self.markers
+        )
         self.served = [m.row.line for m in self.markers if m.serving and _SERVED_OK.search(m.row.message)]
         self.generating = [
             m.row.line for m in self.markers if m.serving and _GENERATING.search(m.row.message)
@@ -166,6 +177,15 @@ class FatalityJudge:
                 # out-of-tree plugin activated after the builtin probe said "No platform detected").
                 line = marker.row.line
                 return Survival(line, f"the same process found its platform afterwards (line {line})")
+            if doomed and marker.name == "engine_banner" and not self._explicit_device:
+                device = _BANNER_DEVICE.search(marker.row.message)
+                if device:
+                    line = marker.row.line
+                    return Survival(
+                        line,
+                        f"the engine's config names its device, {device['device']} (line {line}): "
+                        "a platform was found after all",
+                    )
             if doomed and marker.name != "ready":
                 continue
             if marker.name in _RESTART_STEPS and before and marker.order <= reached_any:

@@ -395,6 +395,10 @@ def _survival(
     candidate: Candidate, index: StreamIndex, judge: FatalityJudge, out: list[tuple[Candidate, Survival]]
 ) -> bool:
     handled = None
+    repeated = _warning_survived_before(candidate, out)
+    if repeated is not None:
+        out.append((candidate, repeated))
+        return True
     if candidate.kind != "consequence":
         died = judge.died_soon_after(candidate.row.line)
         handled = (
@@ -420,6 +424,24 @@ def _survival(
     if survival is not None:
         out.append((candidate, survival))
     return survival is not None
+
+
+def _warning_survived_before(
+    candidate: Candidate, survived: list[tuple[Candidate, Survival]]
+) -> Survival | None:
+    """A warning another process of the run already went past. vLLM logs import-time warnings
+    (`Failed to import from vllm._C …`, the platform probe) once per process that imports it: a
+    spawned engine prints them again before its prefix is set up, so its copy has no process to
+    follow. A warning is logged by design and the run goes on; the same one survived before is
+    no cause. (Errors are not carried over: a retry that failed once and then for good is fatal.)"""
+    if candidate.row.level != "WARNING" or candidate.rule is None:
+        return None
+    for earlier, survival in survived:
+        if earlier.rule is candidate.rule and earlier.row.message == candidate.row.message:
+            line = earlier.row.line
+            reason = f"the same warning was survived at line {line} ({survival.reason})"
+            return Survival(survival.line, reason)
+    return None
 
 
 _RELAY_TAIL = "', please check"
