@@ -53,3 +53,22 @@ def test_an_error_while_the_mq_engine_is_built_is_not_the_serving_loop(tmp_path,
         "ERROR 01-22 15:13:59 engine.py:366] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
     )
     assert triage_json(write_log(tmp_path, log))["phase"] == "engine_reserve"
+
+
+def test_a_paste_cut_below_the_mq_engines_repr_line_keeps_its_location(tmp_path, triage_json):
+    # A k9s pane copy of the record's tail (vLLM 0.6.2/0.6.3: MQLLMEngine.start() logs at
+    # engine.py:157): every line of the record carries the location, and only the serving loop
+    # logs there.
+    pane = "│ ERROR 09-27 06:46:46 engine.py:157] "
+    log = (
+        f"{pane}RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        f"{pane}CUDA kernel errors might be asynchronously reported at some other API call, so the "
+        "stacktrace below might be incorrect.\n"
+        f"{pane}For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    )
+    data = triage_json(write_log(tmp_path, log))
+    assert data["phase"] == "request"
+    assert "serving loop" in data["phase_reason"]
+    # must-not: the same tail logged two hundred lines lower (run_mp_engine) is no serving evidence
+    other = triage_json(write_log(tmp_path, log.replace("engine.py:157]", "engine.py:366]")))
+    assert other["phase"] != "request"

@@ -176,8 +176,13 @@ def parse_frames(lines: Iterable[str]) -> list[Frame]:
 
 
 def _ends_with(path: str, file: str) -> bool:
-    """`file` names a module (`vllm/worker/worker.py`), or as `dir/*.py` every module of one
-    directory (`vllm/model_executor/models/*.py`: each model class defines the same method)."""
+    """`file` names a module (`vllm/worker/worker.py`), as `dir/*.py` every module of one
+    directory (`vllm/model_executor/models/*.py`: each model class defines the same method), or as
+    `dir/**/*.py` every module at or below it (the quantization methods live in nested packages)."""
+    if file.endswith("/**/*.py"):
+        wanted = file[: -len("**/*.py")]
+        directory = path.rpartition("/")[0] + "/"
+        return path.endswith(".py") and (directory.startswith(wanted) or ("/" + wanted) in directory)
     if file.endswith("/*.py"):
         directory, _, name = path.rpartition("/")
         directory += "/"
@@ -298,9 +303,24 @@ _SERVING_LOGGERS: dict[str, re.Pattern[str] | None] = {
 }
 
 
+# The location of MQLLMEngine.start()'s `logger.exception(repr(e))` (vllm/engine/multiprocessing/
+# engine.py): line 157 in 0.6.2–0.6.3, line 135 in 0.6.4–0.7; run_mp_engine's, for an engine that
+# failed while being built, is two hundred lines below. Every line of the record carries it — the
+# traceback and the closing exception line too — so a paste cut below the repr line is still placed
+# by it: multi-step `TypeError("advance_step() …")` and `AssertionError('Logits Processors are not
+# supported in multi-step decoding')` at engine.py:157 after serving stats, a benchmark's
+# `OutOfMemoryError('CUDA out of memory …')` at engine.py:157, `AttributeError("'_OpNamespace' …")`
+# after a 500 and a run_engine_loop traceback at engine.py:135, a k9s paste of `RuntimeError: CUDA
+# error: an illegal memory access` at engine.py:157 (vllm#6976).
+_SERVING_LOCATIONS = frozenset({"engine.py:135", "engine.py:157"})
+
+
 def serving_loop_logger(source: str, message: str) -> bool:
     """Whether a failing record was logged by V0's serving loop (see above)."""
-    name = _normalise(source).rsplit("/", 1)[-1].split(":", 1)[0]
+    location = _normalise(source).rsplit("/", 1)[-1]
+    if location in _SERVING_LOCATIONS:
+        return True
+    name = location.split(":", 1)[0]
     if name not in _SERVING_LOGGERS:
         return False
     shape = _SERVING_LOGGERS[name]
