@@ -134,3 +134,17 @@ def test_an_image_command_list_in_chart_values_is_the_launch():
 def test_chart_values_for_another_image_are_no_launch():
     text = "image:\n  repository: nginx\n  tag: '1.27'\nreplicaCount: 1\nservice:\n  port: 80\n"
     assert "launcher" not in parse(text, "values.yaml").knobs
+
+
+def test_values_pasted_inside_a_markdown_code_span_are_read():
+    # An issue comment wraps the values in single backticks across lines; its end is cut mid-key.
+    text = (
+        '`servingEngineSpec:\n  modelSpec:\n    - name: "gemma3"\n      repository: "vllm/vllm-openai"\n'
+        '      tag: "nightly"\n      modelURL: "/data/gemma-3-12b-it-q4_0.gguf"\n      requestGPU: 1\n'
+        "      vllmConfig:\n        maxModelLen: 8192\n`"
+    )
+    result = parse(text, "values.yaml")
+    assert value(result, "launcher") == "helm"
+    assert value(result, "image.ref") == "vllm/vllm-openai:nightly"
+    assert value(result, "arg.model") == "/data/gemma-3-12b-it-q4_0.gguf"
+    assert family(result, "arg.")["max_model_len"] == "8192"

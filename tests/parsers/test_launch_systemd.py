@@ -56,3 +56,26 @@ def test_a_unit_running_docker_reads_the_container_launch() -> None:
     assert value(result, "image.ref") == "vllm/vllm-openai:v0.9.2"
     assert value(result, "arg.model") == "mistralai/Mistral-7B-Instruct-v0.3"
     assert value(result, "container.gpus") == "all"
+
+
+def test_a_unit_that_starts_vllm_through_a_script_gives_its_environment() -> None:
+    text = (
+        "[Unit]\nDescription=vLLM - Qwen3 inference server\n\n[Service]\nType=simple\n"
+        "ExecStart=/home/ops/llm-serve/start-vllm.sh\nRestart=on-failure\n"
+        "Environment=HF_HOME=/srv/hf\nEnvironment=VLLM_WORKER_MULTIPROC_METHOD=spawn\n"
+        "Environment=HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12\n\n[Install]\nWantedBy=default.target\n"
+    )
+    assert looks_like(text) == "systemd"
+    result = parse(text, "vllm.service")
+    env = family(result, "env.")
+    assert env["HF_HOME"] == "/srv/hf" and env["VLLM_WORKER_MULTIPROC_METHOD"] == "spawn"
+    assert line(result, "env.HF_HOME") == 8
+    assert "launcher" not in result.knobs  # the command is in the script, not in the paste
+    assert any("start-vllm.sh" in note and "not in the paste" in note for note in result.notes)
+
+
+def test_a_script_unit_with_no_environment_reads_nothing() -> None:
+    text = "[Unit]\nDescription=vLLM server\n[Service]\nExecStart=/opt/start-vllm.sh\n"
+    result = parse(text, "vllm.service")
+    assert not result.knobs
+    assert any("no ExecStart=" in note for note in result.notes)

@@ -231,3 +231,37 @@ def test_a_table_border_is_still_a_table_row() -> None:
         )
         == "table"
     )
+
+
+def test_a_vgpu_hook_line_before_an_nvml_error_is_no_json() -> None:
+    # HAMi's hook library prints `[4pdvGPU Warn(…)]` lines before nvidia-smi's own message.
+    text = (
+        "> root@gpu-pod-2:/# nvidia-smi\n"
+        "> [4pdvGPU Warn(28:140476096096064:util.c:135)]: NVML error at line 135: 1\n"
+        "> Failed to initialize NVML: Unknown Error\n"
+    )
+    assert looks_like(text) == "error"
+    ids = [f.id for f in parse(text, "smi.txt", "gpu").problems]
+    assert "nvidia-smi-nvml-unknown-error" in ids
+
+
+def test_a_json_array_of_numbers_is_still_json() -> None:
+    assert looks_like("[4, 5]\nNVIDIA H100, 00000000:17:00.0\n") is None
+
+
+@pytest.mark.parametrize(
+    ("row", "model"),
+    [
+        ("NVIDIA L4, 00000000:00:03.0", "NVIDIA L4"),  # --query-gpu=name,pci.bus_id
+        ("NVIDIA H100 NVL, 0x232110DE", "NVIDIA H100 NVL"),  # --query-gpu=name,pci.device_id
+    ],
+)
+def test_headerless_name_and_pci_identity_rows_are_a_gpu_list(row: str, model: str) -> None:
+    found = facts(row + "\n")
+    assert found["gpu_models"] == [model]
+    assert found["gpu_count"] == 1
+
+
+def test_a_name_beside_a_pci_like_word_of_another_program_is_no_gpu() -> None:
+    # must-not: a bus id beside something that is not a GPU name proves no nvidia-smi output
+    assert looks_like("eth0, 00000000:00:03.0\n") is None

@@ -85,6 +85,7 @@ def parse_systemd(text: str, file: str) -> ParseResult:
     ctx = Context(file)
     shell = Shell()
     launch = None
+    script: tuple[str, int] | None = None
     for key, entry in _service_entries(text):
         value, line = entry.text, entry.lines[0]
         if key == "Environment":
@@ -95,10 +96,23 @@ def parse_systemd(text: str, file: str) -> ParseResult:
             if "%" in value:
                 ctx.notes.append(f"line {line}: systemd % specifiers kept as written")
             launch = analyse(tokenize(entry, shell.lookup, ctx.notes), shell, ctx)
+            if launch is None and script is None:
+                script = (value, line)
         elif key == "ExecStart" and launch is not None:
             ctx.notes.append(f"line {line}: a further ExecStart= (Type=oneshot) not read")
     if launch is None:
-        result.notes.append("no ExecStart= of the [Service] section starts vLLM")
+        if script is not None and shell.exported:
+            # A unit that starts vLLM through a script of its own (`ExecStart=/srv/start-vllm.sh`):
+            # the command is in the script, but the unit's Environment= is what vLLM runs with.
+            command, line = script
+            result.notes.append(
+                f"line {line}: ExecStart= runs {command}, not vLLM itself: the vLLM command is in "
+                "that script (not in the paste); the unit's Environment= reaches it"
+            )
+            for name, assigned in shell.exported.items():
+                result.knob(f"env.{name}", assigned.value, file, assigned.line)
+        else:
+            result.notes.append("no ExecStart= of the [Service] section starts vLLM")
         result.notes.extend(ctx.notes)
         return result
     launch.notes.insert(0, f"line {launch.line}: the systemd unit runs {DESCRIBE[launch.launcher]}")

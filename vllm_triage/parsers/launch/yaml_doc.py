@@ -83,7 +83,25 @@ def _paste_as_yaml(text: str) -> str:
         line = kept.get(number, "")
         indent = len(line) - len(line.lstrip(" \t"))
         lines.append(line[:indent].replace("\t", "    ") + line[indent:])
+    _unwrap_code_span(lines)
     return "\n".join(lines)
+
+
+def _unwrap_code_span(lines: list[str]) -> None:
+    """Values pasted between single backticks (an issue comment's inline code over several lines:
+    `` `servingEngineSpec:\n  modelSpec: …` ``): a backtick is a YAML indicator that cannot start
+    a token, so the first line's opening one is the paste's, and so is an unbalanced closing one on
+    the last line (the close is often cut away with the paste's end)."""
+    shown = [i for i, line in enumerate(lines) if line.strip()]
+    if len(shown) < 2:
+        return
+    first = lines[shown[0]]
+    head = first.lstrip()
+    if head.startswith("`") and not head.startswith("``") and first.count("`") % 2 == 1:
+        lines[shown[0]] = first.replace("`", "", 1)
+    last = lines[shown[-1]].rstrip()
+    if last.endswith("`") and not last.endswith("``") and last.count("`") % 2 == 1:
+        lines[shown[-1]] = last[:-1]
 
 
 _TOP_KEY = re.compile(r"""^(?:---\s*$|[\w"'.-]+:(?:\s|$))""")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from vllm_triage.parsers.base import PasteLine
 from vllm_triage.parsers.nvidia_smi.common import (
+    BUS_ID,
     GPU_NAME,
     GPU_UUID,
     VERSION,
@@ -242,6 +243,7 @@ def _headless_block(lines: list[PasteLine]) -> list[_CsvBlock]:
     identity = [name for name in fields if name in ("name", "uuid", "driver_version")]
     signs = (
         len(identity)
+        + any(name in ("pci.bus_id", "pci.device_id") for name in fields)
         + any(_MIB.fullmatch(value) for value in values)
         + any(_BRACKETED.match(value) for value in values)
         + ("uuid" in fields and "process_name" in fields)  # a process beside a GPU UUID: compute-apps
@@ -251,10 +253,17 @@ def _headless_block(lines: list[PasteLine]) -> list[_CsvBlock]:
     if "uuid" in fields and "name" not in fields and "process_name" in fields:
         return [_CsvBlock(_app_fields(fields, columns), "compute-apps", None, rows)]
     fields = [f"column{at}" if name == "process_name" else name for at, name in enumerate(fields)]
+    if fields.count("pci.device_id") > 1:  # pci.device_id and pci.sub_device_id look alike
+        fields = [f"column{at}" if name == "pci.device_id" else name for at, name in enumerate(fields)]
     return [_CsvBlock(fields, "gpu", None, rows)]
 
 
 _MIB = re.compile(r"\d+ MiB")
+# PCI identities are nvidia-smi's own shapes: `00000000:17:00.0` (pci.bus_id, the usual partner of
+# name in `--query-gpu=name,pci.bus_id` for CUDA_DEVICE_ORDER=PCI_BUS_ID) and `0x233010DE`
+# (pci.device_id: device << 16 | NVIDIA's vendor id 10DE).
+_PCI_BUS = re.compile(r"^" + BUS_ID.pattern + r"$")
+_PCI_DEVICE = re.compile(r"^0x[0-9A-Fa-f]{4}10DE$")
 _BRACKETED = re.compile(r"^\[(?:N/A|Not Supported|Insufficient Permissions|Unknown Error)\]$")
 # a process as --query-compute-apps prints it: a path or a program name, never a number or N/A
 _PROCESS = re.compile(r"^(?:/[\w.@+/-]+|[A-Za-z][\w.+-]*(?:::[\w.-]+)?)$")
@@ -282,6 +291,10 @@ def _guess_field(position: int, column: tuple[str, ...]) -> str:
         return "driver_version"
     if position == 0 and list(column) == [str(number) for number in range(len(column))]:
         return "index"
+    if all(_PCI_BUS.match(value) for value in column):
+        return "pci.bus_id"
+    if all(_PCI_DEVICE.match(value) for value in column):
+        return "pci.device_id"
     if all(_PROCESS.match(value) and not GPU_NAME.match(value) for value in column) and any(
         "/" in value or "python" in value.lower() or "vllm" in value.lower() for value in column
     ):

@@ -43,8 +43,14 @@ _LOG_LINE = re.compile(
 
 
 # JSON opens with an object, or an array of values. A '[' followed by a word is no JSON but the
-# bracketed shell prompt of RHEL/CentOS/Fedora (`[user@host ~]$ nvidia-smi`).
-_JSON_START = re.compile(r"^(?:\{|\[\s*(?:[{\[\"\]\d-]|true\b|false\b|null\b|$))")
+# bracketed shell prompt of RHEL/CentOS/Fedora (`[user@host ~]$ nvidia-smi`), nor is a number run
+# into a word: HAMi's vGPU hook library prints `[4pdvGPU Warn(28:…:util.c:135)]: NVML error …`,
+# `[4pdvGPU Warn(…)]: new_uuid=GPU-…` or `[4pdvGPU Msg(…)]: Initializing…` before the output of
+# whatever it is loaded into (Project-HAMi/HAMi#248's nvidia-smi, its README's `kubectl exec …
+# nvidia-smi`, a vLLM collect_env on a HAMi A100 node).
+_JSON_START = re.compile(
+    r"^(?:\{|\[\s*(?:[{\[\"\]]|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?\s*(?:[,\]]|$)|-?$|true\b|false\b|null\b|$))"
+)
 
 
 # bash's xtrace (`set -x`) line: PS4's `+` once per level of indirection, then a space. A CI trace
