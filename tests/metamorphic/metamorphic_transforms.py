@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vllm_triage.ingest.decode import check_text, iter_line_batches
+from vllm_triage.ingest.gutter import MIN_RECORDS
 from vllm_triage.ingest.logical import logical_lines
 from vllm_triage.ingest.prefixes import split_line, strip_ansi, strip_transport
 from vllm_triage.pipeline import gather, triage
@@ -27,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # Any labelled set of real logs laid out like the dev corpus (`NAME/log.txt`) can be run through
 # the harness by pointing this variable at it; the default is the shared dev corpus.
 CORPUS = Path(os.environ.get("VLLM_TRIAGE_METAMORPHIC_CORPUS", ROOT.parent / "shared" / "corpus" / "dev"))
+# Fewer lines than a gutter needs to be told from the lines' own text (see TRANSFORMS).
+MIN_GUTTER_LINES = MIN_RECORDS
 
 
 @dataclass(frozen=True)
@@ -220,10 +223,18 @@ TRANSFORMS: dict[str, Transform] = {
     "cr-only": lambda rows, block: _lines(plain(rows), "\r"),
     "utf16-bom": lambda rows, block: ("\r\n".join(plain(rows)) + "\r\n").encode("utf-16"),
     # what a paste or a tail puts before every line (ingest/gutter.py): a Markdown list item's
-    # indentation, `grep -n` numbers, stern's `pod container ` tag
-    "indent": lambda rows, block: _lines(["    " + r for r in plain(rows)]),
-    "grep-n": lambda rows, block: _lines([f"{i}:{r}" for i, r in enumerate(plain(rows), 1)]),
-    "stern": lambda rows, block: _lines([f"vllm-6f7d8-k2x9q vllm {r}" for r in plain(rows)]),
+    # indentation, `grep -n` numbers, stern's `pod container ` tag. A gutter is known by what the
+    # lines share: a log of one or two lines has too few to show it (`1:` could be the line's own
+    # text; ingest/gutter.py asks for MIN_RECORDS structured lines).
+    "indent": lambda rows, block: (
+        _lines(["    " + r for r in plain(rows)]) if len(rows) >= MIN_GUTTER_LINES else None
+    ),
+    "grep-n": lambda rows, block: (
+        _lines([f"{i}:{r}" for i, r in enumerate(plain(rows), 1)]) if len(rows) >= MIN_GUTTER_LINES else None
+    ),
+    "stern": lambda rows, block: (
+        _lines([f"vllm-6f7d8-k2x9q vllm {r}" for r in plain(rows)]) if len(rows) >= MIN_GUTTER_LINES else None
+    ),
     "terminal-box": lambda rows, block: _box(plain(rows)),
     "vllm-json": lambda rows, block: _vllm_json(plain(rows)),
     "drop-timestamps": lambda rows, block: _drop_timestamps(plain(rows)),

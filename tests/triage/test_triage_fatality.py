@@ -462,3 +462,27 @@ def test_a_device_fault_in_the_handler_is_survived_when_the_server_went_on_servi
     ok = 'vllm  | INFO:     10.0.0.5:41234 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
     data = triage_json(_write(tmp_path, OOM_IN_HANDLER + ok * 3))
     assert data["phase"] == "none"
+
+
+# Two nodes under Ray (V0, written for this test after a vllm-ascend report of that shape): the
+# remote worker fails, then Ray's deduplicator prints the other workers' start-of-loading line as
+# one summary, stamped before the failure and printed after it.
+RAY_WORKER = "(RayWorkerWrapper pid=12580, ip=10.0.0.2)"
+RAY_DEDUP = f"""INFO 05-28 03:53:31 [model_runner.py:943] Starting to load model /models/ds-w8a8...
+{RAY_WORKER} ERROR 05-28 03:54:00 [worker_base.py:620] Error executing method 'load_model'. This might cause deadlock in distributed execution.
+{RAY_WORKER} ERROR 05-28 03:54:00 [worker_base.py:620] Traceback (most recent call last):
+{RAY_WORKER} ERROR 05-28 03:54:00 [worker_base.py:620]   File "/vllm/vllm/model_executor/models/deepseek_v2.py", line 788, in load_weights
+{RAY_WORKER} ERROR 05-28 03:54:00 [worker_base.py:620]     param = params_dict[name]
+{RAY_WORKER} ERROR 05-28 03:54:00 [worker_base.py:620] KeyError: 'model.layers.40.mlp.experts.w2_weight_offset'
+{RAY_WORKER} INFO 05-28 03:53:56 [model_runner.py:943] Starting to load model /models/ds-w8a8... [repeated 14x across cluster]
+INFO 05-28 03:54:01 [ray_distributed_executor.py:127] Shutting down Ray distributed executor.
+"""
+
+
+def test_a_ray_dedup_summary_after_an_error_is_no_progress(tmp_path, triage_json):
+    data = triage_json(_write(tmp_path, RAY_DEDUP))
+    assert data["first_error"]["line"] == 6
+    assert data["phase"] == "weight_load"
+    # must-not: the same line without the summary tail is the worker going on (a retried step)
+    went_on = triage_json(_write(tmp_path, RAY_DEDUP.replace(" [repeated 14x across cluster]", "")))
+    assert went_on["first_error"] is None or went_on["first_error"]["line"] != 6

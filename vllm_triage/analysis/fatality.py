@@ -49,6 +49,11 @@ _BANNER_DEVICE = re.compile(r"\bdevice_config=(?:device\(type=')?(?P<device>[a-z
 _EXPLICIT_DEVICE = re.compile(
     r"""['"]?\bdevice['"]?\s*[:=]\s*['"](?!auto['"])[a-z]+['"]|--device[= ](?!auto\b)[a-z]"""
 )
+# Ray's log deduplicator prints a line once and later a summary of the same line from other
+# processes with `[repeated 14x across cluster]`: the summary is a copy printed late, not a step
+# the named process took after the error (vllm-ascend#986: `Starting to load model … [repeated 14x
+# across cluster]`, stamped before the worker's KeyError, printed after it).
+_RAY_REPEAT = re.compile(r"\[repeated \d+x across cluster\]\s*$")
 # Lines of another program after a doomed error that show it went on without vLLM (fewer prove
 # nothing: a paste that ends two lines later was cut where it died).
 NEVER_USED_LINES = 4
@@ -162,6 +167,8 @@ class FatalityJudge:
         answered = None if died else self._answered(block_end)
         served = self._served_set
         for marker in after:
+            if "[repeated " in marker.row.raw and _RAY_REPEAT.search(marker.row.raw):
+                continue
             if marker.serving:
                 if died:
                     continue
