@@ -36,3 +36,33 @@ def test_the_engines_repr_line_is_the_root_not_the_api_servers_dead_engine_error
     data = triage_json(_write(tmp_path, log))
     assert data["first_error"]["message"].startswith("RuntimeError('ACL stream synchronize failed")
     assert data["first_error"]["line"] == 3  # the engine's own line, not the relay above it
+
+
+# aiter's get_gfx on an RDNA3 card (written for this test after a ROCm compose report): a dict miss,
+# then its handler raising again with a message that names the key.
+GFX_CHAIN = """\
+(APIServer pid=1) Traceback (most recent call last):
+(APIServer pid=1)   File "/usr/local/lib/python3.12/dist-packages/aiter/jit/utils/chip_info.py", line 40, in get_gfx
+(APIServer pid=1)     gfx = GFX_MAP[arch]
+(APIServer pid=1) KeyError: 'gfx1101'
+(APIServer pid=1)
+(APIServer pid=1) During handling of the above exception, another exception occurred:
+(APIServer pid=1)
+(APIServer pid=1) Traceback (most recent call last):
+(APIServer pid=1)   File "/usr/local/lib/python3.12/dist-packages/aiter/jit/utils/chip_info.py", line 44, in get_gfx
+(APIServer pid=1)     raise KeyError(
+(APIServer pid=1) KeyError: "Unknown GPU architecture: gfx1101. Supported architectures: ['gfx90a', 'gfx942', 'gfx1100']"
+"""
+
+
+def test_a_bare_key_miss_gives_way_to_the_handler_that_names_it(tmp_path, triage_json):
+    data = triage_json(_write(tmp_path, GFX_CHAIN))
+    assert data["first_error"]["message"].startswith('KeyError: "Unknown GPU architecture: gfx1101')
+    assert data["first_error"]["block"]["start"] == 1
+
+
+def test_a_key_miss_followed_by_an_unrelated_exception_stays_the_cause(tmp_path, triage_json):
+    # must-not: the next exception of the chain does not name the key (a cleanup that failed too)
+    other = GFX_CHAIN.replace("Unknown GPU architecture: gfx1101. ", "cannot close the JIT cache. ")
+    data = triage_json(_write(tmp_path, other))
+    assert data["first_error"]["message"] == "KeyError: 'gfx1101'"

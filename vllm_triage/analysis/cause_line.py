@@ -38,7 +38,7 @@ def line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidate
         exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
         if exception is not None:
             row = exception
-    return _pydantic_body(_unwrapped(row, block), block)
+    return _named_by_the_handler(_pydantic_body(_unwrapped(row, block), block), block)
 
 
 # pydantic prints `ValidationError: N validation error(s) for ModelConfig`, then per error the
@@ -68,3 +68,23 @@ def _unwrapped(row: Row, block: Block) -> Row:
     inner = re.compile(rf"^(?:[A-Za-z_]\w*\.)*{carrier.group('inner')}(?::|$)")
     carried = [r for r in block.rows if r.line > row.line and r.exc and inner.match(r.message.strip())]
     return carried[-1] if carried else row
+
+
+# A bare lookup failure whose handler says what it was looking for: the innermost exception is a
+# dict miss (`KeyError: 'gfx1101'`, `KeyError: 'qwen3'`) and the code that caught it raises again
+# with a message naming that key (`KeyError: "Unknown GPU architecture: gfx1101. Supported …"` from
+# aiter's get_gfx, ROCm/ROCm#5680; transformers' `ValueError: The checkpoint you are trying to load
+# has model type `qwen3` but Transformers does not recognize this architecture` after AutoConfig's
+# `KeyError: 'qwen3'`). The key alone names nothing; the next exception of the chain names the cause.
+_BARE_KEY = re.compile(r"""^(?:[A-Za-z_]\w*\.)*KeyError: (?:'(?P<q1>[^']{1,200})'|"(?P<q2>[^"]{1,200})")$""")
+
+
+def _named_by_the_handler(row: Row, block: Block) -> Row:
+    bare = _BARE_KEY.match(row.message.strip())
+    if bare is None:
+        return row
+    key = bare.group("q1") or bare.group("q2")
+    handler = next((r for r in block.rows if r.line > row.line and r.exc), None)
+    if handler is not None and key in handler.message and len(handler.message) > len(row.message):
+        return handler
+    return row
