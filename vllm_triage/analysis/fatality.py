@@ -54,6 +54,13 @@ _EXPLICIT_DEVICE = re.compile(
 # the named process took after the error (vllm-ascend#986: `Starting to load model … [repeated 14x
 # across cluster]`, stamped before the worker's KeyError, printed after it).
 _RAY_REPEAT = re.compile(r"\[repeated \d+x across cluster\]\s*$")
+# The stats heartbeat of V0 (`Avg prompt throughput: …, Running: N reqs, Swapped: …`) and V1
+# (`Engine 000: Avg prompt throughput: …, Running: N reqs, Waiting: …`): requests running while no
+# prompt token is read and no token generated means no engine step finished in the interval.
+_HEARTBEAT = re.compile(
+    r"(?:Engine (?P<engine>\d+): )?Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, "
+    r"Avg generation throughput: (?P<gen>[\d.]+) tokens/s,.{0,200}?Running: (?P<running>\d+) reqs"
+)
 # Lines of another program after a doomed error that show it went on without vLLM (fewer prove
 # nothing: a paste that ends two lines later was cut where it died).
 NEVER_USED_LINES = 4
@@ -134,6 +141,32 @@ class FatalityJudge:
             return None  # vLLM (or a logger that may be its own) went on, or something failed
         line = after[-1].line
         return Survival(line, f"vLLM never started: only another program's lines follow (to line {line})")
+
+    def stalled_serving(self) -> tuple[Row, int, int] | None:
+        """(first line, heartbeats, running requests) of a serving engine that stopped making
+        progress: its last HEARTBEATS_NEEDED or more stats heartbeats, up to the end of the log,
+        each report running requests and neither prompt nor generated tokens (vllm#2731 "nothing
+        is generated while requests are running", a DP rank stuck with `Running: 255 reqs` at
+        0.0 tokens/s in vllm#23378). One such heartbeat proves nothing: the first interval after
+        a request arrives may end before its prefill does (vllm#2595 shows 0.0, then 77 tokens/s)."""
+        runs: dict[str, list[tuple[Row, int]]] = {}
+        for marker in self.markers:
+            if not marker.serving:
+                continue
+            beat = _HEARTBEAT.search(marker.row.message)
+            if beat is None:
+                continue
+            engine = beat["engine"] or ""
+            stalled = int(beat["running"]) > 0 and float(beat["prompt"]) == 0 and float(beat["gen"]) == 0
+            if stalled:
+                runs.setdefault(engine, []).append((marker.row, int(beat["running"])))
+            else:
+                runs[engine] = []
+        found = [run for run in runs.values() if len(run) >= HEARTBEATS_NEEDED]
+        if not found:
+            return None
+        run = min(found, key=lambda r: r[0][0].line)
+        return run[0][0], len(run), max(running for _, running in run)
 
     def last_startup_line(self, before: int | None = None) -> Row | None:
         """The last start-up milestone line printed (before `before`): where a silent stop is placed."""

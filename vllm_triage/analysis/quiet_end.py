@@ -65,8 +65,11 @@ def hang(
     rules: dict[str, Rule],
     order: list[str],
 ) -> tuple[ErrorBlock | None, PhaseDecision]:
-    """No error: a log that stops mid-startup (or is stopped by a signal there) is a hang."""
-    if ready_line is not None or not milestones:
+    """No error: a log that stops mid-startup (or is stopped by a signal there) is a hang; so is a
+    serving engine whose last stats heartbeats show running requests and no progress."""
+    if ready_line is not None:
+        return _stalled_serving(judge)
+    if not milestones:
         return None, PhaseDecision(NO_FAILURE, "no error found", "high")
     startup_done = any(rules[m.rule].startup_done for m in milestones)
     if startup_done and stop is None:
@@ -93,6 +96,30 @@ def hang(
     if phase != last.phase and not startup_done:
         reason += f"; its line (line {row.line}) ends that step, and the next one ({phase}) never reported"
     return block, PhaseDecision(phase, reason, "medium")
+
+
+def _stalled_serving(judge: FatalityJudge) -> tuple[ErrorBlock | None, PhaseDecision]:
+    stalled = judge.stalled_serving()
+    if stalled is None:
+        return None, PhaseDecision(NO_FAILURE, "no error found", "high")
+    row, beats, running = stalled
+    block = ErrorBlock(
+        row=row,
+        start=row.line,
+        end=row.line,
+        lines=[row.raw],
+        rule=row.marker or "",
+        category="hang",
+        phase="request",
+        explain="",
+        advice="",
+        kind="hang",
+    )
+    reason = (
+        f"the engine stopped making progress while serving: from line {row.line}, {beats} stats "
+        f"heartbeats to the end of the log report up to {running} running requests and 0 tokens/s"
+    )
+    return block, PhaseDecision("request", reason, "medium")
 
 
 def step_after(last: Milestone, row: Row, rules: dict[str, Rule]) -> str:
