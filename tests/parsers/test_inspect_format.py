@@ -193,3 +193,57 @@ def test_a_template_of_many_fields_on_a_long_line_that_does_not_fit_is_answered_
     result = container_inspect.parse(text, "long.txt")
     assert values(result) == {}
     assert any("does not fit" in note for note in result.notes)
+
+
+# ------------------------------------------------------------------------ `| jq` paths
+
+
+def test_a_jq_path_after_inspect_reads_like_the_format_template() -> None:
+    text = """\
+$ docker inspect vllm-server | jq '.[0].Config.Env'
+[
+  "PATH=/usr/local/bin:/usr/bin",
+  "NCCL_P2P_DISABLE=1",
+  "VLLM_USE_V1=1"
+]
+"""
+    assert container_inspect.looks_like(text)
+    result = container_inspect.parse(text, "env.txt")
+    got = values(result)
+    assert got["env.NCCL_P2P_DISABLE"] == "1"
+    assert lines(result)["env.VLLM_USE_V1"] == 5
+
+
+def test_an_inspect_target_with_a_tag_is_an_image() -> None:
+    # a container's name holds no '/' or ':': `docker inspect vllm/vllm-openai:v0.8.5` is the image
+    text = (
+        "$ docker inspect vllm/vllm-openai:v0.8.5 | jq '.[0].Config.Env'\n[\n  \"CUDA_VERSION=12.4.0\"\n]\n"
+    )
+    got = values(container_inspect.parse(text, "env.txt"))
+    assert got["image.ref"] == "vllm/vllm-openai:v0.8.5"
+    assert "env.CUDA_VERSION" not in got  # the image's baked environment, not a container setting
+
+
+def test_a_jq_path_to_one_value_is_read_and_a_filter_that_computes_is_not() -> None:
+    picked = "$ docker inspect vllm-server | jq '.[0].HostConfig.ShmSize'\n17179869184\n"
+    got = values(container_inspect.parse(picked, "shm.txt"))
+    assert any(name.startswith("container.shm") for name in got), got
+    compact = picked.replace("jq '", "jq -c '")
+    assert any(name.startswith("container.shm") for name in values(container_inspect.parse(compact, "s.txt")))
+    # must-not: a filter that computes (`| tostring`, `.[] | …`) does not print the field as inspect holds it
+    for filter_ in (".[0].HostConfig.ShmSize | tostring", ".[] | .HostConfig.ShmSize"):
+        text = f"$ docker inspect vllm-server | jq '{filter_}'\n17179869184\n"
+        assert not any(
+            name.startswith("container.shm") for name in values(container_inspect.parse(text, "s.txt"))
+        )
+
+
+def test_a_secret_in_a_jq_env_never_reaches_the_fingerprint(tmp_path) -> None:
+    token = "hf_" + "Qx7" * 11
+    path = tmp_path / "env.txt"
+    path.write_text(
+        f'$ docker inspect vllm | jq .[0].Config.Env\n[\n  "HF_TOKEN={token}"\n]\n', encoding="utf-8"
+    )
+    result = CliRunner().invoke(cli, ["fingerprint", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert token not in result.output and "HF_TOKEN" in result.output

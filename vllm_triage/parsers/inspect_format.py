@@ -55,9 +55,9 @@ class FormatReading:
 
 
 def has_format_command(text: str) -> bool:
-    """A `docker inspect --format` command with a field action is in `text`."""
+    """A `docker inspect --format` command (or `| jq` path) with a field action is in `text`."""
     head = text[:400_000]
-    if "inspect" not in head or "{{" not in head:
+    if "inspect" not in head or ("{{" not in head and "jq" not in head):
         return False  # cheap: most texts are turned away here
     for line in _joined(clean_paste(head, keep_prompts=True)):
         command = _command(line.text)
@@ -72,7 +72,7 @@ def read_format_output(text: str) -> FormatReading:
     lines = _joined(clean_paste(text, keep_prompts=True))
     notes: list[str] = []
     for i, line in enumerate(lines):
-        if "{{" not in line.text or not _COMMAND.search(line.text):
+        if ("{{" not in line.text and "jq" not in line.text) or not _COMMAND.search(line.text):
             continue
         # The output first: a paste of commands and nothing else is answered without lexing each.
         output = _output_after(lines, i)
@@ -123,10 +123,14 @@ def _command(text: str) -> _Command | None:
     if not _COMMAND.search(text):
         return None
     words: list[str] = []
+    piped: list[str] | None = None  # the words of a `| jq FILTER` after the inspect command
     for token in tokenize_string(text, None):
-        if token.op:  # a pipe (`| jq .`), `&&`, a redirection: the command ends
+        if token.op == "|" and piped is None:
+            piped = []
+            continue
+        if token.op:  # `&&`, a redirection, a second pipe: the command ends
             break
-        words.append(token.text)
+        (words if piped is None else piped).append(token.text)
     start = next((n for n, word in enumerate(words) if word in ("docker", "podman")), None)
     if start is None:
         return None
@@ -152,9 +156,33 @@ def _command(text: str) -> _Command | None:
         elif not word.startswith("-"):
             names.append(word)
         index += 1
+    if template is None and piped:
+        template = _jq_as_template(piped)
+    if names and not image and _IMAGE_REF.search(names[0]) and not names[0].startswith("sha256:"):
+        image = True  # a container's name holds no '/' or ':' ([a-zA-Z0-9][a-zA-Z0-9_.-]+)
     if template is None:
         return None
     return _Command(template, names[0] if names else None, image)
+
+
+# `docker inspect X | jq '.[0].Config.Env'`: jq picks one field of the (one-object) array and
+# prints it as JSON, as `--format '{{json .Config.Env}}'` does. Only a plain path is read;
+# `-r` prints a string's text without quotes (as `{{.A.B}}` does).
+_IMAGE_REF = re.compile(r"[/:]")
+_JQ_OPTIONS = ("-r", "--raw-output", "-c", "--compact-output", "-M", "-C")  # they change no value
+_JQ_PATH = re.compile(r"^\.(?:\[0?\])?(?P<path>(?:\.[A-Za-z_]\w*)+)$")
+
+
+def _jq_as_template(words: list[str]) -> str | None:
+    if not words or words[0] != "jq":
+        return None
+    options = [w for w in words[1:] if w.startswith("-")]
+    filters = [w for w in words[1:] if not w.startswith("-")]
+    path = _JQ_PATH.match(filters[0]) if len(filters) == 1 else None
+    if path is None or any(option not in _JQ_OPTIONS for option in options):
+        return None
+    raw = any(option in ("-r", "--raw-output") for option in options)
+    return "{{" + ("" if raw else "json ") + path.group("path") + "}}"
 
 
 def _joined(lines: list[PasteLine]) -> list[PasteLine]:

@@ -75,16 +75,30 @@ class YamlDoc:
 
 def _paste_as_yaml(text: str) -> str:
     """The paste with fences/blockquotes/colours removed, line numbers kept (dropped lines
-    become empty), and tab indentation (a paste artefact PyYAML refuses) made spaces."""
+    become empty), and tabs (a paste artefact PyYAML refuses) made spaces where they indent or
+    stand before a comment. A fence closing one YAML block and opening the next ends a document:
+    a ServingRuntime and its InferenceService pasted as two code blocks are two objects."""
     kept = {line.number: line.text for line in clean_paste(text, keep_prompts=True)}
-    total = text.count("\n") + 1
+    raw = text.split("\n")
     lines = []
-    for number in range(1, total + 1):
+    seen_yaml = False
+    for number in range(1, len(raw) + 1):
         line = kept.get(number, "")
+        if number not in kept and _FENCE.match(raw[number - 1]) and seen_yaml:
+            lines.append("---")  # the next block's keys must not overwrite this one's
+            seen_yaml = False
+            continue
         indent = len(line) - len(line.lstrip(" \t"))
-        lines.append(line[:indent].replace("\t", "    ") + line[indent:])
+        line = line[:indent].replace("\t", "    ") + _TAB_BEFORE_COMMENT.sub("  ", line[indent:])
+        seen_yaml = seen_yaml or bool(_STRUCTURE_KEY.match(line))
+        lines.append(line)
     _unwrap_code_span(lines)
     return "\n".join(lines)
+
+
+_FENCE = re.compile(r"^\s*(?:>\s*)*(?:```|~~~)")
+_TAB_BEFORE_COMMENT = re.compile(r"[ \t]*\t[ \t]*(?=#)")
+_STRUCTURE_KEY = re.compile(r"^\s*(?:-\s+)?[\w\"'./-]+:(?:\s|$)")
 
 
 def _unwrap_code_span(lines: list[str]) -> None:
