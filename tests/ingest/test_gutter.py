@@ -68,6 +68,10 @@ PASTED = {
     "pm2": ([f"0|vllm-chat  | {line}" for line in LINES], "tag"),
     # a bare traceback pasted indented
     "bare-indented": (["    " + line for line in BARE], "indent"),
+    # a viewer's line-number column copied with the text: the number and one space
+    "viewer-numbers": ([f"{n} {line}" for n, line in enumerate(LINES, 41)], "numbers"),
+    # the same, right-aligned and quoted in an issue (`>  59 KeyError: …`)
+    "quoted-numbers": ([f"> {n:3d} {line}" for n, line in enumerate(LINES, 41)], "numbers"),
 }
 
 
@@ -92,10 +96,21 @@ def test_a_pasted_gutter_is_learnt_and_taken_off(name: str) -> None:
         [f"2025-03-14T09:12:{n:02d}.123456789Z {line}" for n, line in enumerate(LINES)],  # docker -t
         [f"vllm-openai-1  | {line}" for line in LINES],  # compose: the grammar reads it
         ["1: pull the image", "2: start the container", "3: curl the server"],  # a numbered list
+        ["1 pull the image", "2 start the container", "3 curl the server"],  # numbered, no record
         [f"{h:02d}:00:01 checkpoint saved" for h in (9, 9, 9, 10, 10)],  # times, not line numbers
         ["  - name: vllm", "    image: vllm/vllm-openai:v0.10.2", "    args: ['--model', 'acme/Chat-8B']"],
     ],
-    ids=["vllm", "bare-traceback", "frames-only", "docker-t", "compose", "numbered-list", "times", "yaml"],
+    ids=[
+        "vllm",
+        "bare-traceback",
+        "frames-only",
+        "docker-t",
+        "compose",
+        "numbered-list",
+        "numbered-words",
+        "times",
+        "yaml",
+    ],
 )
 def test_no_gutter_where_the_lines_do_not_show_one(lines: list[str]) -> None:
     assert gutter.learn(lines) is None

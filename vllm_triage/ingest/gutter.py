@@ -46,9 +46,13 @@ MAX_RECORDS_AS_GIVEN = 0.1
 MAX_TAGS = 32
 MAX_TAG_WORDS = 4
 
-# `grep -n`: `N:` (a matching line) or `N-` (context); `cat -n` / `nl`: padded number and a tab.
-_NUMBER = re.compile(r"^\s*(\d{1,9})(?:[:-]|\t)")
-_NUMBER_POLARS = r"^\s*\d{1,9}(?:[:-]|\t)"
+# `grep -n`: `N:` (a matching line) or `N-` (context); `cat -n` / `nl`: padded number and a tab;
+# an editor's or a web viewer's line-number column copied with the text: the number and one space
+# (`59 KeyError: …`, `57   File "…"` — what follows keeps its own indentation). The numbers must
+# still rise down the paste and uncover a record (see _numbers). A Markdown blockquote in front
+# (`> 59 KeyError: …`, an issue quoting a numbered paste) goes with it: the grammar would drop it.
+_NUMBER = re.compile(r"^\s*(?:>[ \t]?)*[ \t]*(\d{1,9})(?:[:-]|\t| )")
+_NUMBER_POLARS = r"^\s*(?:>[ \t]?)*[ \t]*\d{1,9}(?:[:-]|\t| )"
 # The first line of what Python prints for an exception, and its traceback's header.
 _RECORD_TEXT = re.compile(
     r"^(?:Traceback \(most recent call last\)|(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::|$))"
