@@ -427,3 +427,25 @@ def test_ipython_frame_format() -> None:
     frame = parse_frame(line)
     assert (frame.package, frame.vllm_file, frame.line) == ("vllm", "vllm/entrypoints/llm.py", 123)
     assert frame.function == "__init__"
+
+
+def test_a_frame_naming_its_file_alone_matches_that_files_entry() -> None:
+    # An abridged paste: `File "backend_xgrammar.py", line 126, in compile_grammar`.
+    table = [
+        H("compile_grammar", "vllm/v1/structured_output/backend_xgrammar.py", "request", strong=False),
+        H("load_model", "vllm/v1/worker/gpu_model_runner.py", "weight_load"),
+        H("load_model", "vllm/worker/model_runner.py", "weight_load"),
+        H("execute_model", "vllm/v1/worker/gpu_model_runner.py", "request", strong=False),
+        H("execute_model", "vllm/v1/worker/gpu_worker.py", "engine_reserve"),
+    ]
+    frame = parse_frame('File "backend_xgrammar.py", line 126, in compile_grammar')
+    assert frame is not None
+    hint = match_frame(frame, table)
+    assert hint is not None and hint.phase == "request"
+    # must-not: another file of that name, or a name whose entries disagree within that file name
+    other = parse_frame('File "grammar.py", line 126, in compile_grammar')
+    assert other is not None and match_frame(other, table) is None
+    runner = parse_frame('File "gpu_model_runner.py", line 9, in execute_model')
+    assert runner is not None and match_frame(runner, table) is not None  # one entry of that file
+    worker = parse_frame('File "model_runner.py", line 9, in load_model')
+    assert worker is not None and match_frame(worker, table).phase == "weight_load"

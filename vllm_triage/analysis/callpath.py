@@ -216,6 +216,12 @@ def match_frame(frame: Frame, hints: Sequence[Hint]) -> Hint | None:
             return None  # the name means different steps in different files: no guess
         # vLLM's own entry describes a bare name best; a platform plugin's mirrors it
         return next((h for h in candidates if h.package == "vllm"), candidates[0])
+    if "/" not in frame.path and frame.path.endswith(".py") and frame.function not in GENERIC_FUNCTIONS:
+        # An abridged paste names the file alone (`File "backend_xgrammar.py", line 126, in
+        # compile_grammar`): the entries of that function in a file of that name, when they agree.
+        named = [h for h in candidates if h.file.rsplit("/", 1)[-1] == frame.path]
+        if named and len({_meaning(h) for h in named}) == 1:
+            return next((h for h in named if h.package == "vllm"), named[0])
     for hint in candidates:
         if not hint.file:
             return hint  # a legacy entry without a file matches the name in any package
