@@ -144,3 +144,31 @@ def test_one_backend_line_or_one_per_process_is_still_device_init(tmp_path, tria
         + "(VllmWorkerProcess pid=812) INFO 08-12 14:54:49 selector.py:79] Using Flashinfer backend.\n"
     )
     assert triage_json(_write(tmp_path, log))["phase"] == "cuda_init"
+
+
+# The front end resolves the config and goes quiet (written for this test after a v0.19 log that
+# ends so): the step's own settings lines follow the last milestone.
+QUIET_AFTER_CONFIG = (
+    f"{A} INFO 05-24 01:29:26 [utils.py:233] non-default args: {{'model_tag': 'Qwen/Qwen3-4B', 'model': 'Qwen/Qwen3-4B'}}\n"
+    f"{A} INFO 05-24 01:29:28 [model.py:549] Resolved architecture: Qwen3ForCausalLM\n"
+    f"{A} INFO 05-24 01:29:28 [model.py:1678] Using max model len 2048\n"
+    f"{A} WARNING 05-24 01:29:31 [numa_utils.py:74] CPU affinity is already constrained for this process. "
+    "Skipping automatic NUMA binding; pass --numa-bind-nodes explicitly to override.\n"
+)
+
+
+def test_a_hang_points_at_the_last_line_the_stalled_process_logged(tmp_path, triage_json):
+    data = triage_json(_write(tmp_path, QUIET_AFTER_CONFIG))
+    assert data["first_error"]["category"] == "hang"
+    assert "CPU affinity is already constrained" in data["first_error"]["message"]
+    assert data["last_milestone"] == "model_resolved"
+    assert "the last line it logged is line 4" in data["phase_reason"]
+    # must-not: another process's line, or a line that is no vLLM record, is not its last word
+    other = QUIET_AFTER_CONFIG.replace(f"{A} WARNING", f"{E} WARNING")
+    assert "Using max model len 2048" in triage_json(_write(tmp_path, other))["first_error"]["message"]
+    library = QUIET_AFTER_CONFIG.split(f"{A} WARNING")[0] + (
+        "/opt/venv/lib/python3.12/site-packages/torch/cuda/__init__.py:61: FutureWarning: The pynvml "
+        "package is deprecated.\n"
+    )
+    moved = triage_json(_write(tmp_path, library))["first_error"]["message"]
+    assert "Using max model len 2048" in moved

@@ -168,6 +168,28 @@ class FatalityJudge:
         run = min(found, key=lambda r: r[0][0].line)
         return run[0][0], len(run), max(running for _, running in run)
 
+    def last_word_after(self, milestone: Row, before: int | None = None) -> Row:
+        """The last line the process of `milestone` logged after it (before `before`): where a
+        silent stop stopped. A step logs its own settings and warnings after the milestone that
+        opened it (`Asynchronous scheduling is enabled.`, a NUMA-binding warning, a quantization
+        scheme's fallback) — the last of them is where it stood when it went quiet. Only vLLM's
+        records (a level and a logger location) count: a progress bar, a library's or another
+        process's line says nothing of that process. The last END_CONTEXT lines of a log are always
+        kept by the scan, so a long log answers as a short one does."""
+        for row in reversed(self.rows):
+            if before is not None and row.line >= before:
+                continue
+            if row.line <= milestone.line:
+                break
+            if (
+                row.stream == milestone.stream
+                and row.level in ("INFO", "WARNING")
+                and row.source
+                and not (row.tb or row.exc or row.cls)
+            ):
+                return row
+        return milestone
+
     def last_startup_line(self, before: int | None = None) -> Row | None:
         """The last start-up milestone line printed (before `before`): where a silent stop is placed."""
         markers = [m for m in self.markers if not m.serving and (before is None or m.row.line < before)]

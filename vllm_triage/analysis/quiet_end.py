@@ -26,6 +26,7 @@ def died_silently(
     if not before or row is None:
         return None
     last = max(before, key=lambda m: m.line)
+    row = judge.last_word_after(row, chosen.row.line)
     block = ErrorBlock(
         row=row,
         start=row.line,
@@ -80,6 +81,8 @@ def hang(
     row = judge.last_startup_line(stop) or judge.last_startup_line()
     assert row is not None  # milestones were reached, so a milestone line exists
     phase = "engine_reserve" if startup_done else step_after(last, row, rules)
+    milestone_row = row
+    row = judge.last_word_after(row, stop)
     block = ErrorBlock(
         row=row,
         start=row.line,
@@ -94,7 +97,12 @@ def hang(
     )
     reason = f"log stops after milestone {last.name} without an error"
     if phase != last.phase and not startup_done:
-        reason += f"; its line (line {row.line}) ends that step, and the next one ({phase}) never reported"
+        reason += (
+            f"; its line (line {milestone_row.line}) ends that step, "
+            f"and the next one ({phase}) never reported"
+        )
+    if row is not milestone_row:
+        reason += f"; the last line it logged is line {row.line}"
     return block, PhaseDecision(phase, reason, "medium")
 
 
