@@ -4,7 +4,7 @@ command line in one exec-form item, RayLLM's engine_config, an env file shown in
 
 from __future__ import annotations
 
-from launch_helpers import family, value
+from launch_helpers import family, line, value
 
 from vllm_triage.parsers import env_file
 from vllm_triage.parsers.launch import looks_like, parse
@@ -218,3 +218,28 @@ def test_lines_after_a_prompted_comment_are_commands_not_its_output():
     result = parse(text, "readme.md")
     assert value(result, "launcher") == "docker_run"
     assert value(result, "arg.model") == "facebook/opt-1.3b"
+
+
+def test_a_vllm_config_file_alone_gives_its_arguments() -> None:
+    # `vllm serve --config vllm.yaml` with the file shown on its own: keys with _ or -, a comment.
+    text = (
+        "# VLLM_SERVER_DEV_MODE=1\nmodel: meta-llama/Llama-3.1-8B-Instruct\nport: 8001\n"
+        "gpu_memory_utilization: 0.6\nmax-model-len: 1024\nenable-sleep-mode: true\n"
+    )
+    assert looks_like(text) == "vllm_config"
+    result = parse(text, "vllm.yaml")
+    args = family(result, "arg.")
+    assert args["model"] == "meta-llama/Llama-3.1-8B-Instruct"
+    assert args["max_model_len"] == "1024" and args["enable_sleep_mode"] == "true"
+    assert line(result, "arg.port") == 3
+    assert "launcher" not in result.knobs  # the command that reads the file is not in the paste
+    # must-not: a YAML whose keys are not vLLM's (an app's own settings)
+    assert looks_like("model: gpt-4o\ntemperature: 0.2\nretries: 3\ntimeout_s: 30\n") is None
+
+
+def test_a_backslash_newline_inside_double_quotes_joins_the_value() -> None:
+    text = 'M="/hub/models--org--m/\\\nsnapshots/0e9e/"\nvllm serve "$M" --port 8000\n'
+    assert value(parse(text, "run.sh"), "arg.model") == "/hub/models--org--m/snapshots/0e9e/"
+    # outside quotes the continuation still breaks words as written
+    spaced = "vllm serve org/m \\\n  --port 8000\n"
+    assert family(parse(spaced, "run.sh"), "arg.")["port"] == "8000"

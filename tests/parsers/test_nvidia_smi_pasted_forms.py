@@ -265,3 +265,24 @@ def test_headerless_name_and_pci_identity_rows_are_a_gpu_list(row: str, model: s
 def test_a_name_beside_a_pci_like_word_of_another_program_is_no_gpu() -> None:
     # must-not: a bus id beside something that is not a GPU name proves no nvidia-smi output
     assert looks_like("eth0, 00000000:00:03.0\n") is None
+
+
+JETSON = """\
+    +---------------------------------------------------------------------------------------+
+    | NVIDIA-SMI 540.4.0                Driver Version: 540.4.0      CUDA Version: 12.6     |
+    |-----------------------------------------+----------------------+----------------------+
+    | GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+    | Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+    |=========================================+======================+======================|
+    |   0  Orin (nvgpu)                  N/A  | N/A              N/A |                  N/A |
+    | N/A   N/A  N/A               N/A /  N/A | Not Supported        |     N/A          N/A |
+    +-----------------------------------------+----------------------+----------------------+
+"""
+
+
+def test_a_jetson_gpu_row_without_a_bus_id_is_a_gpu() -> None:
+    found = facts(JETSON)
+    assert found["gpu_models"] == ["Orin (nvgpu)"] and found["gpu_count"] == 1
+    assert "gpu_memory_total_mib" not in found  # Not Supported is never guessed
+    # must-not: a row of N/A cells with no GPU name is no GPU
+    assert "gpu_count" not in facts(JETSON.replace("Orin (nvgpu)", "Unknown dev "))

@@ -30,6 +30,7 @@ from vllm_triage.core.provenance import Provenance
 from vllm_triage.core.roles import Role
 from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.compose import parse_compose
+from vllm_triage.parsers.launch.config_file import parse_vllm_config
 from vllm_triage.parsers.launch.dockerfile import parse_dockerfile
 from vllm_triage.parsers.launch.helm import parse_helm
 from vllm_triage.parsers.launch.kubernetes import parse_kubernetes
@@ -71,6 +72,7 @@ def parse(text: str, file: str) -> ParseResult:
             "ray_serve_llm": parse_ray_serve,
             "dockerfile": parse_dockerfile,
             "llama_swap": parse_llama_swap,
+            "vllm_config": parse_vllm_config,
         }[shape]
         result = reader(text, file)
         if "launcher" not in result.knobs and shape in ("compose", "kubernetes"):

@@ -11,7 +11,8 @@ import yaml
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Provenance
 from vllm_triage.parsers import safe_yaml
-from vllm_triage.parsers.launch.model import Context, Launch, Shell, Value
+from vllm_triage.parsers.base import ParseResult
+from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Launch, Shell, Value
 from vllm_triage.parsers.launch.vllm_args import key_dest
 from vllm_triage.parsers.launch.wrappers import basename
 
@@ -98,3 +99,44 @@ def _key_line(lines: list[str], key: str, first_line: int) -> int | None:
         if pattern.match(text):
             return first_line + offset
     return first_line
+
+
+# A `--config` file pasted on its own (`vllm serve --config vllm.yaml` in a README, the YAML shown):
+# a flat mapping whose keys are vLLM's serve arguments, `max_model_len` or `max-model-len`.
+_TOP_KEY = re.compile(r"^([A-Za-z][\w-]{0,63})[ \t]*:", re.M)
+MIN_CONFIG_KEYS = 3
+
+
+def looks_like_vllm_config(head: str) -> bool:
+    """Most top-level keys of a flat YAML mapping are vLLM arguments, and at least three are."""
+    keys = _TOP_KEY.findall(head)
+    if len(keys) < MIN_CONFIG_KEYS:
+        return False
+    known = [k for k in keys if k in ("model", "model_tag") or key_dest(k, exact=True)[0] is not None]
+    return len(known) >= MIN_CONFIG_KEYS and len(known) >= 0.8 * len(keys)
+
+
+def parse_vllm_config(text: str, file: str) -> ParseResult:
+    """The arguments of a standalone `--config` file, each on its line. No launcher: the command
+    that reads the file is not in the paste."""
+    result = ParseResult(kind=f"{KIND_PREFIX}.vllm_config")
+    try:
+        data = safe_yaml.load(text)
+    except yaml.YAMLError as exc:
+        result.notes.append(f"{file}: does not parse as YAML ({exc.__class__.__name__})")
+        return result
+    if not isinstance(data, dict):
+        return result
+    launch = Launch("", None)
+    ctx = Context(file)
+    lines = text.splitlines()
+    for key, value in data.items():
+        _config_key(launch, str(key), value, _key_line(lines, str(key), 1), file, ctx)
+    for dest, value in launch.args.items():
+        result.knob(f"arg.{dest}", value.value, file, value.line)
+    result.problems.extend(launch.problems)
+    result.notes.append(
+        f"{file}: a vLLM --config file: its keys are `vllm serve` arguments (the command that "
+        "reads it is not in the paste)"
+    )
+    return result

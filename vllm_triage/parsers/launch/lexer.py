@@ -35,6 +35,7 @@ class Logical:
     starts: list[int] = field(default_factory=list)  # offset of each piece in `text`
     lines: list[int] = field(default_factory=list)  # line number of each piece
     open: bool = False  # the last piece ended with a continuation character
+    quote: str = ""  # the quote the text ends inside ('"', "'" or ""), kept as pieces are added
     last_raw: str = ""
     # The pieces are joined when `text` is read: `self.text += piece` on an attribute copies the
     # whole text for every line, quadratic on a script of a million lines (seconds per MB).

@@ -346,7 +346,9 @@ def logical_commands(
         text = _aside_dropped(line, notes)
         if current is not None and current.open:
             piece, still_open = _strip_continuation(text)
-            current.add(line.number, piece, "\n")
+            # Inside double quotes bash removes backslash-newline outright (`M="/hub/\⏎models--…"`
+            # is one path); elsewhere the break stays a word break, as it was written.
+            current.add(line.number, piece, "" if current.quote == '"' else "\n")
         elif (
             join_wraps
             and current is not None
@@ -365,5 +367,26 @@ def logical_commands(
             piece, still_open = _strip_continuation(text)
             current.add(line.number, piece, "")
         current.open = still_open
+        current.quote = _quote_after(piece, current.quote)
         current.last_raw = line.text
     return commands
+
+
+def _quote_after(text: str, quote: str) -> str:
+    """The quote open after `text` read from inside `quote` ("" outside any), as bash reads it:
+    nothing is special inside single quotes, a backslash escapes the next character elsewhere."""
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "\\":
+            i += 1
+        elif quote == '"':
+            quote = "" if char == '"' else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#" and (i == 0 or text[i - 1] in " \t"):
+            break  # a comment: its quotes open nothing
+        i += 1
+    return quote

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from vllm_triage.parsers.base import clean_paste
+from vllm_triage.parsers.launch.config_file import looks_like_vllm_config
 from vllm_triage.parsers.launch.dockerfile import looks_like as dockerfile_looks_like
 from vllm_triage.parsers.launch.llama_swap import looks_like_llama_swap
 from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CONFIG
@@ -150,4 +151,6 @@ def looks_like(text: str) -> str | None:
         return "dockerfile"
     if shell_launches(head, sniff=True)[0]:
         return "sbatch" if SBATCH_LINE.search(head) else "shell"
+    if yaml_like and looks_like_vllm_config(head):
+        return "vllm_config"
     return None

@@ -20,6 +20,7 @@ from typing import Any
 from vllm_triage.parsers.base import PasteLine
 from vllm_triage.parsers.nvidia_smi.common import (
     BUS_ID,
+    GPU_NAME,
     VERSION,
     Out,
     first_line,
@@ -56,7 +57,9 @@ _MEMORY_TAIL_CHARS = 64  # the memory cell is short: only the end of the row can
 _MIG_ROW = re.compile(r"^\|\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*\|\s*(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
 # Rows that are nvidia-smi's even when pasted alone, with no banner or headers: a GPU row with its
 # bus-id cell, a 'used / total' memory cell, a process row ending in its memory.
-GPU_ROW = re.compile(r"^\s*\|\s*\d+\s+\S.*?\|\s*" + BUS_ID.pattern + r"\s+(?:On|Off)\s*\|")
+# Jetson's integrated GPU has no PCI bus and no display flag: `|   0  Orin (nvgpu)   N/A  | N/A   N/A |`
+# (JetPack 6's 540.x driver), as unified-memory boards print `Not Supported` for memory.
+GPU_ROW = re.compile(r"^\s*\|\s*\d+\s+\S.*?\|\s*(?:" + BUS_ID.pattern + r"|N/A)\s+(?:On|Off|N/A)\s*\|")
 MEMORY_ROW = re.compile(r"^\s*\|[^|]*\|\s*\d+MiB\s*/\s*\d+MiB\s*\|")
 PROCESS_ROW_ALONE = re.compile(
     r"^\s*\|\s*\d+\s+(?:(?:\d+|N/A)\s+(?:\d+|N/A)\s+)?\d+\s+(?:C|G|C\+G|M|M\+C)\s+\S.*?\s(?:\d+MiB|N/A)\s*\|$"
@@ -233,7 +236,13 @@ def _gpu_line(snap: _Snapshot, line: PasteLine, text: str) -> None:
     # A GPU's first row: its index and name, then the bus id (unless the row was cut before it).
     # A whole one-cell row is a process row that lost its section header, never a GPU.
     cut_early = not row_complete and len(cells) <= 2
-    if gpu_cell and (len(cells) >= 2 and BUS_ID.search(cells[1]) or cut_early):
+    # An integrated GPU (Jetson) shows N/A where the bus id is: its name says it is a GPU row.
+    busless = (
+        len(cells) >= 2
+        and cells[1].strip().startswith("N/A")
+        and bool(gpu_cell and GPU_NAME.match(gpu_cell.group(2)))
+    )
+    if gpu_cell and (len(cells) >= 2 and BUS_ID.search(cells[1]) or busless or cut_early):
         persistence = _PERSISTENCE.match(gpu_cell.group(2)) if len(cells) >= 2 else None
         name = persistence.group(1) if persistence else gpu_cell.group(2)
         gpu = _TableGpu(int(gpu_cell.group(1)), name.strip(), line.number, name_cut=len(cells) == 1)
