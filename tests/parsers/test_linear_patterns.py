@@ -58,3 +58,18 @@ def test_gpu_models_keep_their_names_without_the_uuid() -> None:
     facts = collect_env.parse(text, "env.txt").facts
     models = next(v for k, v in facts.items() if k.endswith("gpu_models"))
     assert models.value == ["NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"]
+
+
+def test_a_yaml_line_with_a_long_blank_run_and_a_tab_is_linear() -> None:
+    # seed 1, index 91: a compose file whose line holds a run of blanks with a tab in it and no
+    # comment after; the tab-before-comment pattern retried every position of the run.
+    from vllm_triage.parsers.launch import parse
+
+    head = 'version: "3.9"\nservices:\n  vllm:\n    image: vllm/vllm-openai\n    command: a'
+    _linear(lambda n: parse(head + " " * n + "\t" + " " * n + "b # x\n", "compose.yml"))
+
+
+def test_a_line_number_gutter_on_blank_or_quoted_runs_is_linear() -> None:
+    from vllm_triage.ingest import gutter
+
+    _linear(lambda n: gutter.learn([" " * n + "x", "> " * n + "y", ">" + " " * n + "z"] * 2))

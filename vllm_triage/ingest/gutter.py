@@ -51,8 +51,8 @@ MAX_TAG_WORDS = 4
 # (`59 KeyError: …`, `57   File "…"` — what follows keeps its own indentation). The numbers must
 # still rise down the paste and uncover a record (see _numbers). A Markdown blockquote in front
 # (`> 59 KeyError: …`, an issue quoting a numbered paste) goes with it: the grammar would drop it.
-_NUMBER = re.compile(r"^\s*(?:>[ \t]?)*[ \t]*(\d{1,9})(?:[:-]|\t| )")
-_NUMBER_POLARS = r"^\s*(?:>[ \t]?)*[ \t]*\d{1,9}(?:[:-]|\t| )"
+_NUMBER = re.compile(r"^\s*(?:>[ \t]*)*(\d{1,9})(?:[:-]|\t| )")  # one way to split: linear
+_NUMBER_POLARS = r"^\s*(?:>[ \t]*)*\d{1,9}(?:[:-]|\t| )"
 # The first line of what Python prints for an exception, and its traceback's header.
 _RECORD_TEXT = re.compile(
     r"^(?:Traceback \(most recent call last\)|(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::|$))"

@@ -105,11 +105,12 @@ def _key_line(lines: list[str], key: str, first_line: int) -> int | None:
 # a flat mapping whose keys are vLLM's serve arguments, `max_model_len` or `max-model-len`.
 _TOP_KEY = re.compile(r"^([A-Za-z][\w-]{0,63})[ \t]*:", re.M)
 MIN_CONFIG_KEYS = 3
+MAX_CONFIG_KEYS = 200
 
 
 def looks_like_vllm_config(head: str) -> bool:
     """Most top-level keys of a flat YAML mapping are vLLM arguments, and at least three are."""
-    keys = _TOP_KEY.findall(head)
+    keys = _TOP_KEY.findall(head)[:MAX_CONFIG_KEYS]  # each is looked up in the flag table
     if len(keys) < MIN_CONFIG_KEYS:
         return False
     known = [k for k in keys if k in ("model", "model_tag") or key_dest(k, exact=True)[0] is not None]

@@ -89,7 +89,10 @@ def _paste_as_yaml(text: str) -> str:
             seen_yaml = False
             continue
         indent = len(line) - len(line.lstrip(" \t"))
-        line = line[:indent].replace("\t", "    ") + _TAB_BEFORE_COMMENT.sub("  ", line[indent:])
+        rest = line[indent:]
+        if "\t" in rest and "#" in rest:
+            rest = _WHITESPACE_RUN.sub(_tab_before_comment, rest)
+        line = line[:indent].replace("\t", "    ") + rest
         seen_yaml = seen_yaml or bool(_STRUCTURE_KEY.match(line))
         lines.append(line)
     _unwrap_code_span(lines)
@@ -97,7 +100,14 @@ def _paste_as_yaml(text: str) -> str:
 
 
 _FENCE = re.compile(r"^\s*(?:>\s*)*(?:```|~~~)")
-_TAB_BEFORE_COMMENT = re.compile(r"[ \t]*\t[ \t]*(?=#)")
+# Each run of blanks is matched once (a lookahead after `[ \t]*\t` would retry every position of a
+# long run: quadratic on a line of spaces).
+_WHITESPACE_RUN = re.compile(r"[ \t]+")
+
+
+def _tab_before_comment(run: re.Match[str]) -> str:
+    before_comment = run.string.startswith("#", run.end())
+    return "  " if before_comment and "\t" in run.group() else run.group()
 _STRUCTURE_KEY = re.compile(r"^\s*(?:-\s+)?[\w\"'./-]+:(?:\s|$)")
 
 
