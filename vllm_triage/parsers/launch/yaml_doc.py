@@ -108,6 +108,8 @@ _WHITESPACE_RUN = re.compile(r"[ \t]+")
 def _tab_before_comment(run: re.Match[str]) -> str:
     before_comment = run.string.startswith("#", run.end())
     return "  " if before_comment and "\t" in run.group() else run.group()
+
+
 _STRUCTURE_KEY = re.compile(r"^\s*(?:-\s+)?[\w\"'./-]+:(?:\s|$)")
 
 
