@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from vllm_triage.analysis.model import Row
 from vllm_triage.engine.rules import Rule
+from vllm_triage.ingest.prefixes import has_ray_repeat
 
 # Start-up steps that open a run: seeing one again after an error means the server was
 # restarted, and what follows belongs to another run.
@@ -49,11 +50,6 @@ _BANNER_DEVICE = re.compile(r"\bdevice_config=(?:device\(type=')?(?P<device>[a-z
 _EXPLICIT_DEVICE = re.compile(
     r"""['"]?\bdevice['"]?\s*[:=]\s*['"](?!auto['"])[a-z]+['"]|--device[= ](?!auto\b)[a-z]"""
 )
-# Ray's log deduplicator prints a line once and later a summary of the same line from other
-# processes with `[repeated 14x across cluster]`: the summary is a copy printed late, not a step
-# the named process took after the error (vllm-ascend#986: `Starting to load model … [repeated 14x
-# across cluster]`, stamped before the worker's KeyError, printed after it).
-_RAY_REPEAT = re.compile(r"\[repeated \d+x across cluster\]\s*$")
 # The stats heartbeat of V0 (`Avg prompt throughput: …, Running: N reqs, Swapped: …`) and V1
 # (`Engine 000: Avg prompt throughput: …, Running: N reqs, Waiting: …`): requests running while no
 # prompt token is read and no token generated means no engine step finished in the interval.
@@ -222,7 +218,10 @@ class FatalityJudge:
         answered = None if died else self._answered(block_end)
         served = self._served_set
         for marker in after:
-            if "[repeated " in marker.row.raw and _RAY_REPEAT.search(marker.row.raw):
+            if has_ray_repeat(marker.row.raw):
+                # Ray's dedup summary of other processes' lines is a copy printed late, not a step
+                # taken after the error (vllm-ascend#986: `Starting to load model … [repeated 14x
+                # across cluster]`, stamped before the worker's KeyError, printed after it).
                 continue
             if marker.serving:
                 if died:

@@ -83,18 +83,7 @@ def hang(
     phase = "engine_reserve" if startup_done else step_after(last, row, rules)
     milestone_row = row
     row = judge.last_word_after(row, stop)
-    block = ErrorBlock(
-        row=row,
-        start=row.line,
-        end=row.line,
-        lines=[row.raw],
-        rule=row.marker or last.rule,
-        category="hang",
-        phase=phase,
-        explain="",
-        advice="",
-        kind="hang",
-    )
+    block = _hang_block(row, row.marker or last.rule, phase)
     reason = f"log stops after milestone {last.name} without an error"
     if phase != last.phase and not startup_done:
         reason += (
@@ -111,23 +100,28 @@ def _stalled_serving(judge: FatalityJudge) -> tuple[ErrorBlock | None, PhaseDeci
     if stalled is None:
         return None, PhaseDecision(NO_FAILURE, "no error found", "high")
     row, beats, running = stalled
-    block = ErrorBlock(
-        row=row,
-        start=row.line,
-        end=row.line,
-        lines=[row.raw],
-        rule=row.marker or "",
-        category="hang",
-        phase="request",
-        explain="",
-        advice="",
-        kind="hang",
-    )
+    block = _hang_block(row, row.marker or "", "request")
     reason = (
         f"the engine stopped making progress while serving: from line {row.line}, {beats} stats "
         f"heartbeats to the end of the log report up to {running} running requests and 0 tokens/s"
     )
     return block, PhaseDecision("request", reason, "medium")
+
+
+def _hang_block(row: Row, rule: str, phase: str) -> ErrorBlock:
+    """A hang's block: the one line where the process stood when it went quiet."""
+    return ErrorBlock(
+        row=row,
+        start=row.line,
+        end=row.line,
+        lines=[row.raw],
+        rule=rule,
+        category="hang",
+        phase=phase,
+        explain="",
+        advice="",
+        kind="hang",
+    )
 
 
 def step_after(last: Milestone, row: Row, rules: dict[str, Rule]) -> str:

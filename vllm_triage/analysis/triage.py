@@ -193,7 +193,8 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
         ],
     )
     survived: list[tuple[Candidate, Survival]] = []
-    candidates.drop_survived(lambda c: _survival(c, index, judge, survived))
+    seen_warnings: dict[tuple[str, str], tuple[int, Survival]] = {}  # (rule, message) → first survived
+    candidates.drop_survived(lambda c: _survival(c, index, judge, survived, seen_warnings))
     roots, warned = warnings_gone_past(lone_lines_gone_past(candidates.roots, index, survived))
     candidates.consequences = answers_to_survived_requests(candidates.consequences, survived, index)
     consequences = candidates.consequences
@@ -392,12 +393,23 @@ def call_path(block: Block, hints: list[FrameHint]) -> list[Frame]:
 
 
 def _survival(
-    candidate: Candidate, index: StreamIndex, judge: FatalityJudge, out: list[tuple[Candidate, Survival]]
+    candidate: Candidate,
+    index: StreamIndex,
+    judge: FatalityJudge,
+    out: list[tuple[Candidate, Survival]],
+    warned: dict[tuple[str, str], tuple[int, Survival]],
 ) -> bool:
     handled = None
-    repeated = _warning_survived_before(candidate, out)
-    if repeated is not None:
-        out.append((candidate, repeated))
+    key = _warning_key(candidate)
+    if key is not None and key in warned:
+        # A warning another process of the run already went past. vLLM logs import-time warnings
+        # (`Failed to import from vllm._C …`, the platform probe) once per process that imports it:
+        # a spawned engine prints them again before its prefix is set up, so its copy has no
+        # process to follow. (Errors are not carried over: a retry that failed once and then for
+        # good is fatal.)
+        line, earlier = warned[key]
+        reason = f"the same warning was survived at line {line} ({earlier.reason})"
+        out.append((candidate, Survival(earlier.line, reason)))
         return True
     if candidate.kind != "consequence":
         died = judge.died_soon_after(candidate.row.line)
@@ -423,25 +435,17 @@ def _survival(
         )
     if survival is not None:
         out.append((candidate, survival))
+        if key is not None:
+            warned.setdefault(key, (candidate.row.line, survival))
     return survival is not None
 
 
-def _warning_survived_before(
-    candidate: Candidate, survived: list[tuple[Candidate, Survival]]
-) -> Survival | None:
-    """A warning another process of the run already went past. vLLM logs import-time warnings
-    (`Failed to import from vllm._C …`, the platform probe) once per process that imports it: a
-    spawned engine prints them again before its prefix is set up, so its copy has no process to
-    follow. A warning is logged by design and the run goes on; the same one survived before is
-    no cause. (Errors are not carried over: a retry that failed once and then for good is fatal.)"""
+def _warning_key(candidate: Candidate) -> tuple[str, str] | None:
+    """What makes two rule-matched warnings the same one (looked up, not searched: a day of
+    serving can survive thousands of candidates)."""
     if candidate.row.level != "WARNING" or candidate.rule is None:
         return None
-    for earlier, survival in survived:
-        if earlier.rule is candidate.rule and earlier.row.message == candidate.row.message:
-            line = earlier.row.line
-            reason = f"the same warning was survived at line {line} ({survival.reason})"
-            return Survival(survival.line, reason)
-    return None
+    return candidate.rule.id, candidate.row.message
 
 
 _RELAY_TAIL = "', please check"

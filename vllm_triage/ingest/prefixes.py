@@ -359,6 +359,12 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
     return None, None, None, None, _drop_ray_repeat(text)
 
 
+def has_ray_repeat(text: str) -> bool:
+    """`text` ends in Ray's dedup summary `[repeated 3x across cluster]`: a copy of other
+    processes' lines, printed late."""
+    return "[repeated " in text and _RAY_REPEAT_TAIL_RE.search(text) is not None
+
+
 def _drop_ray_repeat(message: str) -> str:
     """`message` without Ray's `[repeated 3x across cluster]` tail (what RAY_REPEAT removes), linear."""
     if "[repeated " not in message:

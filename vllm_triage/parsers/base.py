@@ -78,6 +78,19 @@ def is_prompt(line: str) -> bool:
     return _PROMPT.match(line) is not None
 
 
+def _unquoted(line: str) -> str:
+    while _QUOTE.match(line):
+        line = _QUOTE.sub("", line, count=1)
+    return line
+
+
+def is_fence(line: str) -> bool:
+    """`line` is a Markdown code fence (blockquoted or not) that clean_paste drops: not a
+    one-line ```…``` code span, which it keeps as the span's text."""
+    line = _unquoted(strip_ansi(line))
+    return bool(_FENCE.match(line)) and _one_line_code_span(line) is None
+
+
 def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
     """Lines of a pasted artefact with paste debris removed, original line numbers kept.
 
@@ -87,9 +100,7 @@ def clean_paste(text: str, keep_prompts: bool = False) -> list[PasteLine]:
     """
     out: list[PasteLine] = []
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = strip_ansi(raw).rstrip("\r").replace("\x00", "")
-        while _QUOTE.match(line):
-            line = _QUOTE.sub("", line, count=1)
+        line = _unquoted(strip_ansi(raw).rstrip("\r").replace("\x00", ""))
         if _FENCE.match(line):
             span = _one_line_code_span(line)
             if span is None:

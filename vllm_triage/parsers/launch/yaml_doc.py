@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from vllm_triage.parsers import safe_yaml
-from vllm_triage.parsers.base import clean_paste
+from vllm_triage.parsers.base import clean_paste, is_fence
 from vllm_triage.parsers.launch.lexer import Logical, Token, tokenize, tokenize_string
 from vllm_triage.parsers.launch.wrappers import awaits_script
 from vllm_triage.parsers.vllm_flags import names_vllm_flags
@@ -79,12 +79,13 @@ def _paste_as_yaml(text: str) -> str:
     stand before a comment. A fence closing one YAML block and opening the next ends a document:
     a ServingRuntime and its InferenceService pasted as two code blocks are two objects."""
     kept = {line.number: line.text for line in clean_paste(text, keep_prompts=True)}
-    raw = text.split("\n")
+    raw = text.splitlines()  # numbered as clean_paste numbers them
+    total = text.count("\n") + 1
     lines = []
     seen_yaml = False
-    for number in range(1, len(raw) + 1):
+    for number in range(1, total + 1):
         line = kept.get(number, "")
-        if number not in kept and _FENCE.match(raw[number - 1]) and seen_yaml:
+        if seen_yaml and number not in kept and number <= len(raw) and is_fence(raw[number - 1]):
             lines.append("---")  # the next block's keys must not overwrite this one's
             seen_yaml = False
             continue
@@ -99,7 +100,6 @@ def _paste_as_yaml(text: str) -> str:
     return "\n".join(lines)
 
 
-_FENCE = re.compile(r"^\s*(?:>\s*)*(?:```|~~~)")
 # Each run of blanks is matched once (a lookahead after `[ \t]*\t` would retry every position of a
 # long run: quadratic on a line of spaces).
 _WHITESPACE_RUN = re.compile(r"[ \t]+")
