@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from vllm_triage.analysis.callpath import Frame, phase_from_frames, phase_from_source, serving_loop_logger
 from vllm_triage.analysis.model import Milestone, Row
+from vllm_triage.analysis.request_ids import SERVING_REQUEST_ID
 from vllm_triage.core.phases import PHASES, phase_index
 from vllm_triage.engine.rules import FrameHint, Rule
 
@@ -186,6 +187,8 @@ def _decide(
         return "cuda_init", "raised while Python imported vLLM (only module bodies in its frames)"
     if "request" in implied and "startup" not in implied:
         return "request", "the consequences show the engine was serving"
+    if SERVING_REQUEST_ID in implied and "startup" not in implied:
+        return "request", "the failing process names a request the API server had accepted"
     if weak and "startup" not in implied:
         return weak.phase, f"the traceback passes through {weak.function}() ({weak.file})"
     for package, phase in COMPONENT_PHASES.items():

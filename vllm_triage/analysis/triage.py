@@ -41,6 +41,7 @@ from vllm_triage.analysis.model import Consequence, ErrorBlock, LogAnalysis, Mil
 from vllm_triage.analysis.phase import PhaseDecision, decide_phase, milestones_before
 from vllm_triage.analysis.quiet_end import died_silently, hang
 from vllm_triage.analysis.quoted_ahead import quoted_ahead
+from vllm_triage.analysis.request_ids import SERVING_REQUEST_ID, serving_by_request_id
 from vllm_triage.analysis.root import Candidate, collect_candidates
 from vllm_triage.analysis.servers import servers
 from vllm_triage.core.finding import Finding
@@ -332,6 +333,8 @@ def _error_block(
         for c in consequences
         if c.rule and c.rule.implies and c.row.line > chosen.row.line - IMPLIED_LOOKBACK_LINES
     }
+    if kind == "root" and serving_by_request_id(index, block, chosen.row):
+        implied.add(SERVING_REQUEST_ID)
     if kind == "consequence_only":
         implied |= {chosen.rule.implies} if chosen.rule and chosen.rule.implies else set()
     decision = decide_phase(
