@@ -38,7 +38,21 @@ def line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidate
         exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
         if exception is not None:
             row = exception
-    return _named_by_the_handler(_pydantic_body(_unwrapped(row, block), block), block)
+    return _named_by_the_handler(_pydantic_body(_message_below(_unwrapped(row, block), block), block), block)
+
+
+# An exception whose message begins with a newline prints its class alone on the line
+# (`RuntimeError:`) and the message indented below it: multiprocessing's "An attempt has been made
+# to start a new process before the current process has finished its bootstrapping phase" when a
+# script starts vLLM without an `if __name__ == '__main__':` guard under spawn. The first line of
+# that message names the cause.
+_CLASS_ALONE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*:\s*$")
+
+
+def _message_below(row: Row, block: Block) -> Row:
+    if not _CLASS_ALONE.match(row.message.strip()):
+        return row
+    return next((r for r in block.rows if r.line > row.line and r.message.strip()), row)
 
 
 # pydantic prints `ValidationError: N validation error(s) for ModelConfig`, then per error the

@@ -73,7 +73,10 @@ class Candidates:
     def stand_in(self) -> tuple[Candidate | None, str]:
         """The best evidence when no root candidate exists, and what kind it is."""
         if self.consequences:
-            return self.consequences[0], "consequence_only"
+            # A process still alive saying it waits for another (a stall) only points at the one
+            # it waits for; a later line saying that one died is the nearer evidence.
+            reported = [c for c in self.consequences if not (c.rule and c.rule.extra.get("stall"))]
+            return (reported or self.consequences)[0], "consequence_only"
         if self.plain_errors:
             return self.plain_errors[0], "plain_error"
         if self.warnings:

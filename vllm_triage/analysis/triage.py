@@ -43,6 +43,7 @@ from vllm_triage.analysis.quiet_end import died_silently, hang
 from vllm_triage.analysis.quoted_ahead import quoted_ahead
 from vllm_triage.analysis.request_ids import SERVING_REQUEST_ID, serving_by_request_id
 from vllm_triage.analysis.root import Candidate, collect_candidates
+from vllm_triage.analysis.runs import runs
 from vllm_triage.analysis.servers import servers
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.phases import NO_FAILURE, phase_index
@@ -161,17 +162,27 @@ class TriageResult:
 
 
 def analyse_log(scan: ScanResult, compiled: CompiledRules) -> LogAnalysis:
-    """The log's first error and phase; a log of several compose services is several servers'
-    logs: each is read alone and the one that failed is reported (as `choose` ranks them)."""
-    per_server = servers(rows_of(scan.frame))
-    if len(per_server) == 1:
-        return _analyse_rows(per_server[0][1], scan, compiled)
-    analyses = {name: _analyse_rows(rows, scan, compiled) for name, rows in per_server}
-    chosen = choose(list(analyses.values()))
-    assert chosen is not None  # several servers: several analyses
+    """The log's first error and phase. A log of several compose services is several servers'
+    logs, and a log of a server stopped and started again is several runs: each is read alone and
+    the one that failed is reported (as `choose` ranks them)."""
+    rules = compiled.ruleset.by_id()
+    parts = [
+        (service, number, run)
+        for service, rows in servers(rows_of(scan.frame))
+        for number, run in enumerate(runs(rows, rules), start=1)
+    ]
+    if len(parts) == 1:
+        return _analyse_rows(parts[0][2], scan, compiled)
+    analyses = [(service, number, _analyse_rows(run, scan, compiled)) for service, number, run in parts]
+    chosen = choose([analysis for _, _, analysis in analyses])
+    assert chosen is not None  # several parts: several analyses
     if chosen.first_error is not None:
-        service = next(name for name, analysis in analyses.items() if analysis is chosen)
-        chosen.phase_reason = f"{chosen.phase_reason} (compose service {service})"
+        service, number, _ = next(part for part in analyses if part[2] is chosen)
+        of_service = [n for s, n, _ in analyses if s == service]
+        where = [f"compose service {service}"] if service is not None else []
+        if len(of_service) > 1:
+            where.append(f"run {number} of {len(of_service)}: the server was stopped and started again")
+        chosen.phase_reason = f"{chosen.phase_reason} ({'; '.join(where)})"
     return chosen
 
 
