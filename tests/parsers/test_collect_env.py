@@ -190,15 +190,25 @@ def test_cpu_build_omits_cuda_build_none() -> None:
     assert got["env.VLLM_CPU_KVCACHE_SPACE"] == "40"
 
 
-def test_rocm_device_name_is_not_a_gpu_list() -> None:
+def test_rocm_device_name_is_the_current_devices_model_without_a_count() -> None:
+    # torch's get_gpu_info on ROCm prints device 0's name and gcnArchName once, however many
+    # GPUs there are: the model is read, the count is not
     result = parse("vllm-0.7.3-flat-rocm-mi300x.txt")
     got = values(result)
-    assert "gpu.gpu_models" not in got and "gpu.gpu_count" not in got
+    assert got["gpu.gpu_models"] == ["AMD Instinct MI300X (gfx942:sramecc+:xnack-)"]
+    assert "gpu.gpu_count" not in got
+    assert "count is not known" in (result.facts["gpu.gpu_models"].note or "")
     assert "gpu.driver_version" not in got
     assert "cuda.build" not in got  # N/A on a ROCm build
     assert got["vllm.version"] == "0.7.3.dev50+g6e1fc61f"
     assert got["env.PYTORCH_ROCM_ARCH"] == "gfx942"
-    assert any("AMD Instinct MI300X" in note for note in result.notes)
+
+
+def test_a_gpu_models_value_that_is_no_rocm_device_is_not_read() -> None:
+    # must-not: a free-text value ("Could not collect", a vGPU note) is not a model
+    text = "PyTorch version: 2.5.1+cu124\nGPU models and configuration: Could not collect\n"
+    got = values(collect_env.parse(text, "collect_env.txt", scope="gpu"))
+    assert "gpu.gpu_models" not in got
 
 
 def test_scope_names_whose_view_the_gpu_facts_are() -> None:

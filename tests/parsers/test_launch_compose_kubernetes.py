@@ -296,3 +296,54 @@ def test_a_lone_args_list_with_equals_items_and_comments_is_a_container_fragment
         "max_model_len": "32768",
         "gpu_memory_utilization": "0.85",
     }
+
+
+HEREDOC_SCRIPT = """#!/bin/bash
+# writes the manifests, then applies them
+cat <<EOF > vllm-deploy.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-cpu
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: ${REGISTRY}/vllm-cpu:arm64
+        command: ["/bin/sh", "-c"]
+        args: ["vllm serve Qwen/Qwen2.5-1.5B-Instruct --max_model_len 4096 --dtype bfloat16"]
+EOF
+kubectl apply -f vllm-deploy.yaml
+"""
+
+
+def test_a_manifest_written_by_a_shell_heredoc_is_read():
+    result = parse(HEREDOC_SCRIPT, "install.sh")
+    assert value(result, "launcher") == "kubernetes"
+    assert value(result, "image.ref") == "${REGISTRY}/vllm-cpu:arm64"
+    assert value(result, "arg.model") == "Qwen/Qwen2.5-1.5B-Instruct"
+    assert family(result, "arg.")["max_model_len"] == "4096"
+    assert line(result, "image.ref") == 13  # numbered as in the script
+
+
+def test_a_quoted_heredoc_word_and_two_bodies_are_two_documents():
+    script = (
+        "kubectl apply -f - <<'YAML'\napiVersion: v1\nkind: Service\nmetadata:\n  name: vllm\nYAML\n"
+        + HEREDOC_SCRIPT.split("\n", 2)[2]
+    )
+    result = parse(script, "install.sh")
+    assert value(result, "arg.model") == "Qwen/Qwen2.5-1.5B-Instruct"
+
+
+def test_a_heredoc_inside_a_block_scalar_leaves_the_manifest_alone():
+    # must-not: an indented heredoc is the container's script, not the file's shell
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: v\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+        "        command: [bash, -c]\n        args:\n        - |\n          cat <<EOF > /tmp/chat.jinja\n"
+        "          {{ messages }}\n          EOF\n          vllm serve Qwen/Qwen3-8B --chat-template /tmp/chat.jinja\n"
+    )
+    result = parse(text, "deploy.yaml")
+    assert value(result, "image.ref") == "vllm/vllm-openai:v0.11.0"
+    assert value(result, "arg.model") == "Qwen/Qwen3-8B"

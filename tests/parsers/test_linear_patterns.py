@@ -73,3 +73,19 @@ def test_a_line_number_gutter_on_blank_or_quoted_runs_is_linear() -> None:
     from vllm_triage.ingest import gutter
 
     _linear(lambda n: gutter.learn([" " * n + "x", "> " * n + "y", ">" + " " * n + "z"] * 2))
+
+
+def test_a_yaml_line_full_of_angle_brackets_is_linear() -> None:
+    # the here-document opener (`cat <<EOF`) is looked for on every unindented line
+    from vllm_triage.parsers.launch import parse
+
+    head = "services:\n  vllm:\n    image: vllm/vllm-openai\nx"
+    _linear(lambda n: parse(head + "<" * n + " <<- " + "'" * n + "\n", "compose.yml"))
+
+
+def test_a_rocm_gpu_models_value_with_long_runs_is_linear() -> None:
+    _linear(
+        lambda n: collect_env.parse(
+            "GPU models and configuration: " + "A " * n + "(gfx" + "9" * n + "\n", "e.txt"
+        )
+    )

@@ -485,11 +485,25 @@ def _emit_gpu_view(result: ParseResult, reading: _Reading, file: str, scope: str
         result.fact(f"{scope}.gpu_count", len(models), file, first_line)
         return
     printed = _present(reading, _KEY_GPU_MODELS)
-    if printed:  # ROCm prints one device name, not an `nvidia-smi -L` list: no count to read
+    if printed and _ROCM_DEVICE.match(printed[0]):
+        # torch's get_gpu_info on ROCm: `torch.cuda.get_device_name(None)` and the gcnArchName of
+        # device 0 — the model of the current device, however many there are: no count to read.
+        result.fact(
+            f"{scope}.gpu_models",
+            [printed[0].strip()],
+            file,
+            printed[1],
+            note="ROCm prints the current device's name once, not one line per GPU: the count is not known",
+        )
+    elif printed:
         result.notes.append(
             f"line {printed[1]}: GPU models line is not a per-GPU list ({printed[0]!r}); "
             "GPU models and count not read"
         )
+
+
+# `AMD Instinct MI210 (gfx90a:sramecc+:xnack-)`, `AMD Radeon Graphics (gfx1200)`.
+_ROCM_DEVICE = re.compile(r"^\s*\S.{0,120}? \(gfx[0-9a-f]{3,4}[^()]{0,60}\)\s*$")
 
 
 def _emit_packages(result: ParseResult, reading: _Reading, file: str) -> None:

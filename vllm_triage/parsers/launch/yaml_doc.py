@@ -97,7 +97,30 @@ def _paste_as_yaml(text: str) -> str:
         seen_yaml = seen_yaml or bool(_STRUCTURE_KEY.match(line))
         lines.append(line)
     _unwrap_code_span(lines)
+    _heredoc_bodies(lines)
     return "\n".join(lines)
+
+
+# `cat <<EOF > vllm.yaml`, `kubectl apply -f - <<'EOF'`: an install script that writes its
+# manifests with a shell here-document. An opener at the start of a line is shell, never YAML (a
+# heredoc inside a block scalar — `args: [sh, -c, |…]` — is indented under its key).
+_HEREDOC_OPENER = re.compile(r"""^\S.*<<-?\s*(['"]?)(?P<word>[A-Za-z_]\w{0,30})\1""")
+
+
+def _heredoc_bodies(lines: list[str]) -> None:
+    """Keep only the bodies of a script's here-documents, each its own document: the shell lines
+    around them are blanked (line numbers stay those of the input)."""
+    if not any(_HEREDOC_OPENER.match(line) for line in lines):
+        return
+    word: str | None = None
+    for i, line in enumerate(lines):
+        if word is None:
+            opener = _HEREDOC_OPENER.match(line)
+            word = opener.group("word") if opener else None
+            lines[i] = ""
+        elif line.strip() == word:
+            lines[i] = "---"
+            word = None
 
 
 # Each run of blanks is matched once (a lookahead after `[ \t]*\t` would retry every position of a
