@@ -10,6 +10,8 @@ is reported, as for the servers of a compose stack.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from vllm_triage.analysis.model import Row
 from vllm_triage.engine.rules import Rule
 
@@ -30,7 +32,4 @@ def runs(rows: list[Row], rules: dict[str, Rule]) -> list[list[Row]]:
         elif stopped and rule.milestone in START_MILESTONES:
             cuts.append(i)
             stopped = False
-    if not cuts:
-        return [rows]
-    bounds = [0, *cuts, len(rows)]
-    return [rows[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    return [rows[a:b] for a, b in pairwise([0, *cuts, len(rows)])]
