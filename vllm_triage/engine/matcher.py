@@ -70,6 +70,7 @@ class CompiledRules:
     _block_cache: dict[tuple[str, frozenset[str]], BlockGate | None] = field(
         default_factory=dict, repr=False, compare=False
     )
+    _spent: dict[frozenset[str], tuple[str, str]] = field(default_factory=dict, repr=False, compare=False)
     _indexes: dict[tuple[str, frozenset[str]], LiteralIndex] = field(
         default_factory=dict, repr=False, compare=False
     )
@@ -84,6 +85,22 @@ class CompiledRules:
         if key not in self._cache:
             self._cache[key] = _union([r for r in self.classifiers + self.stop_markers if r.id not in done])
         return self._cache[key]
+
+    def spent(self, done: frozenset[str]) -> tuple[str, str] | None:
+        """(the rules whose hit budget is spent, every other rule) as unanchored unions, or None
+        when no rule is spent. A line only a spent rule matches is classified as that rule and
+        then dropped over the budget (scan._cap_hits): the structural exception pattern that still
+        selects it would have it parsed for nothing (a day of serving repeats one per-request
+        ValueError hundreds of thousands of times)."""
+        if done not in self._spent:
+            spent = [r for r in self.classifiers if r.id in done and r.kind != "noise"]
+            live = [r for r in self.classifiers + self.stop_markers if r.id not in done and r.kind != "noise"]
+            self._spent[done] = (
+                "|".join(f"(?:{unanchor(r.pattern)})" for r in spent),
+                "|".join(f"(?:{unanchor(r.pattern)})" for r in live),
+            )
+        spent_union, live_union = self._spent[done]
+        return (spent_union, live_union) if spent_union else None
 
     def markers_wanted(self, done: frozenset[str]) -> list[Rule]:
         """Milestones not seen yet (stop signals ride in the prefilter instead)."""

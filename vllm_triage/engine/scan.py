@@ -276,6 +276,11 @@ def _scan_chunk(raw: pl.Series | HitLines, first_line: int, state: _State) -> No
             picked = raw.gather(maybe)
             marker_lines, marker_offsets = picked, maybe
         keep = picked.str.contains(state.compiled.prefilter_without(done))
+        spent = state.compiled.spent(done)
+        if spent is not None and keep.any():
+            # Only a spent rule matches: its row would be dropped over the budget (see spent).
+            over = picked.str.contains(spent[0]) & ~picked.str.contains(spent[1] or "$^")
+            keep = keep & ~over
         selected = maybe.filter(keep)
         if state.compiled.noise_filter and selected.len():
             is_noise = picked.filter(keep).str.contains(state.compiled.noise_filter)
