@@ -256,8 +256,20 @@ def _strip_transport(frame: pl.DataFrame) -> pl.DataFrame:
     journald = pl.col("_t").str.extract_groups(g.JOURNALD)
     frame = frame.with_columns(_j=journald)
     has_j = pl.col("_j").struct.field("rest").is_not_null()
+    relay_rest = pl.col("_t").str.extract(g.RELAY, 1)
+    has_relay = (
+        ~has_j
+        & pl.col("_ts").is_null()
+        & pl.col("service").is_null()
+        & ~pl.col("_t").str.contains(g.RELAY_NOT)
+        & relay_rest.is_not_null()
+    )
     return frame.with_columns(
-        _t=pl.when(has_j).then(pl.col("_j").struct.field("rest")).otherwise(pl.col("_t")),
+        _t=pl.when(has_j)
+        .then(pl.col("_j").struct.field("rest"))
+        .when(has_relay)
+        .then(relay_rest)
+        .otherwise(pl.col("_t")),
         transport_ts=pl.coalesce(
             pl.col("_ts"), pl.when(has_j).then(pl.col("_j").struct.field("jts")), pl.col("_envelope_ts")
         ),

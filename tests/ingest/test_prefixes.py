@@ -355,6 +355,44 @@ LINES: list[tuple[str, Parts]] = [
             logger="iso",
         ),
     ),
+    # A launcher relaying the server's output puts its clock and a name tag before each record.
+    (
+        "[06:51:09]    [vllm] (EngineCore pid=289) ERROR 09-09 06:51:09 [core.py:1354] " + MESSAGE,
+        Parts(
+            MESSAGE,
+            None,
+            "09-09 06:51:09",
+            "ERROR",
+            process="EngineCore",
+            pid=289,
+            source="core.py:1354",
+            logger="vllm",
+        ),
+    ),
+    (
+        "step0: INFO 05-01 10:00:00 [gpu_worker.py:1] Available KV cache memory: 1 GiB",
+        Parts(
+            "Available KV cache memory: 1 GiB",
+            None,
+            "05-01 10:00:00",
+            "INFO",
+            source="gpu_worker.py:1",
+            logger="vllm",
+        ),
+    ),
+    (
+        "[vllm] (APIServer pid=12) " + MESSAGE,
+        Parts(MESSAGE, None, None, None, process="APIServer", pid=12),
+    ),
+    (
+        "Captured: (EngineCore pid=289) " + MESSAGE,
+        Parts(MESSAGE, None, None, None, process="EngineCore", pid=289),
+    ),
+    # must-not: a head of more than three words, or text with parentheses, is the message's own
+    (
+        "Worker failed with the error (EngineCore pid=289) ERROR 09-09 06:51:09 [core.py:1] x",
+        Parts("Worker failed with the error (EngineCore pid=289) ERROR 09-09 06:51:09 [core.py:1] x"),
+    ),
     (MESSAGE, Parts(MESSAGE)),
 ]
 

@@ -89,3 +89,11 @@ def test_a_rocm_gpu_models_value_with_long_runs_is_linear() -> None:
             "GPU models and configuration: " + "A " * n + "(gfx" + "9" * n + "\n", "e.txt"
         )
     )
+
+
+def test_a_relayed_head_of_long_word_and_blank_runs_is_linear() -> None:
+    # the relay head (prefixes.RELAY) is up to three words before a vLLM record: a line of many
+    # words, tabs and pid-like text with no record after must not make it try every split
+    from vllm_triage.ingest.prefixes import split_line
+
+    _linear(lambda n: split_line("[a] " * n + "\t" * n + "(x pid=1" * n + " INFO 01-01 00:00:0"))

@@ -121,7 +121,7 @@ def is_record(line: str) -> bool:
     or the header or exception line of a Python traceback — at the line's start (once a known
     transport is off): the grammar lets one word stand before vLLM's level (VLLM_LOGGING_PREFIX),
     which would make a tag cut one word short, or one too long, look right."""
-    head = strip_transport(strip_ansi(line))[0]
+    head = strip_transport(strip_ansi(line), relay=False)[0]
     boxed = _BOX.match(head)  # a terminal-UI pane's row (the grammar reads inside it)
     if not _RECORD_START.match(boxed.group("inner") if boxed else head):
         return False

@@ -56,6 +56,20 @@ LOCAL_TS = (
     r"(?P<rest>(?:\((?:[A-Za-z_][\w .=-]{0,64} )?pid=[^()\s]{1,16}(?:, ip=[^()\s]{1,64})?\) )?"
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)(?: \d\d-\d\d |:\s).*)$"
 )
+# A launcher that relays the server's output through its own print puts a short head of its
+# own before each vLLM record: its clock and a name tag (`[06:51:09]    [vllm] (EngineCore pid=289)
+# ERROR …`, a notebook's runner), a job step (`step0: INFO 05-01 …`), a tag without the shipper's
+# colon (`[vllm] INFO …`). Whatever the head holds, what follows it is a vLLM record by its own
+# shape: a process prefix, or a level with vLLM's date and time. At most three space-separated
+# words, none with a parenthesis, and only in front of such a record (polars' regex has no
+# lookahead: the record is kept in `rest`); a line that already opens with a record, a level word
+# a terminal-UI box row (its border is BOX's) or a known transport is left to them (RELAY_NOT).
+_RECORD_HEAD = (
+    r"\((?:[A-Za-z_][\w .=-]{0,64} )?pid=[^()\s]{1,16}(?:, ip=[^()\s]{1,64})?\) "
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d"
+)
+RELAY = r"^[^\s()]{1,32}(?:[ \t]+[^\s()]{1,32}){0,2}?[ \t]+(?P<rest>(?:" + _RECORD_HEAD + r").*)$"
+RELAY_NOT = r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|TRACE)\b|^\[rank\d|^\[[IWEF]\d|^Traceback|^\s*[│┃║]"
 # `journalctl -o short-iso[-precise]` starts with `2025-10-02T14:03:11+0300` (an offset without a
 # colon, which docker and kubectl never print); the host and `ident[pid]: ` follow it.
 JOURNALD_ISO_TS = r"T\d\d:\d\d:\d\d(?:\.\d+)?[+-]\d{4}$"
@@ -188,6 +202,8 @@ _GREP_LINE_RE = _compiled(GREP_LINE)
 _TRANSPORT_RE = _compiled(TRANSPORT)
 _LOCAL_TS_RE = _compiled(LOCAL_TS)
 _JOURNALD_RE = _compiled(JOURNALD)
+_RELAY_RE = _compiled(RELAY)
+_RELAY_NOT_RE = _compiled(RELAY_NOT)
 _JOURNALD_ISO_TS_RE = _compiled(JOURNALD_ISO_TS)
 _JOURNALD_HOST_IDENT_RE = _compiled(JOURNALD_HOST_IDENT)
 _BOX_START_RE = _compiled(BOX_START)
@@ -293,14 +309,15 @@ def source_file(parts: Parts) -> str | None:
     return parts.source.rsplit(":", 1)[0] if parts.source else None
 
 
-def strip_transport(text: str) -> tuple[str, str | None]:
+def strip_transport(text: str, relay: bool = True) -> tuple[str, str | None]:
     """(rest, transport time) of a line whose ANSI codes are off: container and journald prefixes
-    removed, the vLLM process and logger prefixes left on."""
-    rest, ts, _ = _strip_transport(text)
+    removed, the vLLM process and logger prefixes left on. `relay=False` leaves a relaying
+    launcher's head (RELAY) on: the gutter learner must see it to learn it as a tag."""
+    rest, ts, _ = _strip_transport(text, relay)
     return rest, ts
 
 
-def _strip_transport(text: str) -> tuple[str, str | None, str | None]:
+def _strip_transport(text: str, relay: bool = True) -> tuple[str, str | None, str | None]:
     """strip_transport's (rest, transport time) and the compose service the line came from."""
     span = _CODE_SPAN_RE.match(text)
     if span is not None:
@@ -328,6 +345,10 @@ def _strip_transport(text: str) -> tuple[str, str | None, str | None]:
     journald = _JOURNALD_RE.match(rest)
     if journald:
         return journald.group("rest"), ts or journald.group("jts"), service
+    if relay and ts is None and service is None and not _RELAY_NOT_RE.match(rest):
+        relayed = _RELAY_RE.match(rest)
+        if relayed:
+            rest = relayed.group("rest")
     return rest, ts, service
 
 
