@@ -100,6 +100,21 @@ def test_unrelated_and_empty_errors_match_nothing():
     assert best_match(unrelated, "0.10.0") is None
 
 
+def test_a_missing_file_is_the_missing_compiler_only_when_it_is_nvcc():
+    # normalised, every `No such file or directory: '…'` reads the same: `requires` keeps the word
+    lora = "FileNotFoundError: [Errno 2] No such file or directory: '/data/adapters/a/adapter_config.json'"
+    assert best_match({"message": lora, "category": "python_exception"}, "0.10.0") is None
+    compiler = "FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'"
+    found = best_match({"message": compiler, "category": "python_exception"}, "0.10.0")
+    assert found is not None and found["id"] == "flashinfer-jit-needs-nvcc"
+    shell = "/bin/sh: 1: /usr/local/cuda/bin/nvcc: not found"
+    assert (
+        best_match({"message": shell, "category": "nvcc_not_found"}, "0.10.0")["id"]
+        == "flashinfer-jit-needs-nvcc"
+    )
+    assert best_match({"message": "/bin/sh: 1: ninja: not found", "category": "x"}, "0.10.0") is None
+
+
 def test_another_category_scores_lower_but_is_not_excluded():
     message = "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"
     same = match(message, "nccl_init_failed", None)[0]
@@ -119,6 +134,11 @@ def test_bad_catalogue_entries_are_rule_errors(tmp_path: Path):
         '[[known_issue]]\nid = "x"\nref = "r"\ntitle = "t"\nsignature = "s"\nworkaround = "w"\nfixed_in = "soon"\n'
     )
     with pytest.raises(RuleError, match="not a version"):
+        known_issues.load((str(tmp_path),))
+    bad.write_text(
+        '[[known_issue]]\nid = "x"\nref = "r"\ntitle = "t"\nsignature = "s"\nworkaround = "w"\nrequires = [1]\n'
+    )
+    with pytest.raises(RuleError, match="'requires' must be"):
         known_issues.load((str(tmp_path),))
 
 

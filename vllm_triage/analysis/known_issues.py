@@ -37,6 +37,7 @@ _KEYS = {
     "fixed_in",
     "workaround",
     "example",
+    "requires",
 }
 _REQUIRED = ("id", "ref", "title", "signature", "workaround")
 
@@ -54,6 +55,11 @@ class KnownIssue:
     fixed_in: str = ""
     example: str = ""
     file: str = ""
+    # Words of which the raw message must hold one. A signature is compared once normalised, and
+    # normalising turns the one word that makes some messages this issue into a placeholder
+    # (`No such file or directory: '/usr/local/cuda/bin/nvcc'` → `'<path>'`): without it every
+    # missing file would read as the missing compiler.
+    requires: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,12 @@ def _issue_from_table(table: dict, file: str) -> KnownIssue:
         versions.in_range("0.0.0", table.get("affected", ""))
     except ValueError as exc:
         raise RuleError(f"{where}: {exc}") from exc
+    required = table.get("requires", [])
+    required = [required] if isinstance(required, str) else required
+    if not isinstance(required, list) or not all(isinstance(w, str) and w for w in required):
+        raise RuleError(f"{where}: 'requires' must be a string or a list of strings")
     return KnownIssue(
+        requires=tuple(required),
         id=str(issue_id),
         ref=table["ref"],
         title=table["title"],
@@ -163,6 +174,8 @@ def match(
         return []
     found: list[Match] = []
     for issue in catalogue if catalogue is not None else load():
+        if issue.requires and not any(word in (message or "") for word in issue.requires):
+            continue
         best = max(score(normalised, sig) for sig in issue.signatures)
         reasons = []
         if issue.category and category and category != issue.category:
