@@ -35,6 +35,11 @@ def same_record(a: Row, b: Row) -> bool:
     return a.source is not None and a.source == b.source and a.level == b.level and a.vllm_ts == b.vllm_ts
 
 
+def is_chain_separator(message: str) -> bool:
+    """Python's line between the tracebacks of a chained exception: structure, never an error."""
+    return bool(_CHAIN.match(message.strip()))
+
+
 def is_traceback_part(row: Row) -> bool:
     message = row.message
     return (

@@ -22,6 +22,7 @@ from vllm_triage.analysis.blocks import (
     StreamIndex,
     frames_above,
     headline_of,
+    is_chain_separator,
     is_traceback_part,
     next_in_stream,
 )
@@ -84,6 +85,21 @@ class Candidates:
         return None, ""
 
 
+# torch (c10/cuda/CUDAException) writes a CUDA error's message on several lines: `CUDA error: <what
+# the runtime says>`, then `Search for `cudaErrorX' in https://docs.nvidia.com/… for more
+# information.`, then the asynchronous-report boilerplate. The second line is boilerplate (noise)
+# under its exception line; a paste that starts below that line keeps it as the only text naming
+# the error (`cudaErrorStreamCaptureUnsupported`, `cudaErrorIllegalAddress`).
+_CUDA_ERROR_NAME = re.compile(r"^Search for .(?:cuda|hip)Error\w+. in https://")
+
+
+def _cuda_error_cut_above(index: StreamIndex, row: Row) -> bool:
+    if not _CUDA_ERROR_NAME.match(row.message):
+        return False
+    before = next(iter(index.neighbours(row, -1, 1)), None)
+    return before is None or not (before.exc or "error" in before.message.lower())
+
+
 def collect_candidates(
     rows: list[Row],
     rules: dict[str, Rule],
@@ -105,6 +121,8 @@ def collect_candidates(
             continue
         kind = _kind_of(row, rules)
         if kind == "noise":
+            if row.level in _FAILING_LEVELS and _cuda_error_cut_above(index, row):
+                roots.append(Candidate(row, None, "exception"))
             continue
         if kind == "consequence":
             consequences.append(Candidate(row, _rule_of(row, rules), "consequence"))
@@ -127,7 +145,15 @@ def collect_candidates(
             elif row.level == "WARNING" or (headline is not None and headline.level == "WARNING"):
                 warnings.append(Candidate(row, None, "warning"))
             continue
-        if row.level in ("ERROR", "CRITICAL", "WARNING") and not row.tb:
+        if (
+            row.level in ("ERROR", "CRITICAL", "WARNING")
+            and not row.tb
+            and row.message.strip()
+            and not is_chain_separator(row.message)
+        ):
+            # `logger.exception` prefixes every line of a chained exception, the blank line and
+            # "During handling of the above exception…" between its tracebacks too: neither is
+            # a headline or an error of its own (a paste that starts there has only them).
             following = next_in_stream(index, row)
             if following is not None and following.tb:
                 if _kind_of_raised(index, following, rules) in ("consequence", "noise"):
