@@ -20,6 +20,11 @@ from vllm_triage.resources import rules_dir
 
 HOSTILE_INPUTS = ("a" * 20000 + "!", " " * 20000 + "x", "(" * 5000 + "\t" * 5000, "0." * 10000 + "Error")
 REGEX_TIMEOUT_S = 0.5
+# A counted repetition is compiled as that many copies of its item: `.{1,2000}` in one rule made
+# the Rust automaton of the whole prefilter union too big for polars' regex cache, so every chunk
+# of a big log recompiled it (≈ 1 s a time: 13 s for 64 MB instead of 0.5 s).
+MAX_REPEAT = 255
+_COUNTED = regex.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
 # Prefixes every example must survive: the pipeline strips them before matching.
 PREFIXES = (
     "",
@@ -81,6 +86,13 @@ def _check_pattern(rule: Rule) -> list[str]:
         problems.append(
             f"pattern does not compile for polars (Rust regex, no look-around/back-references): {rust}"
         )
+    for counted in _COUNTED.finditer(rule.pattern):
+        if max(int(counted[1]), int(counted[2] or 0)) > MAX_REPEAT:
+            problems.append(
+                f"counted repetition {counted[0]} above {MAX_REPEAT}: the scan's automaton holds that"
+                " many copies; use * or + (the line-length cap bounds it)"
+            )
+            break
     if compiled is not None:
         for text in HOSTILE_INPUTS:
             try:
