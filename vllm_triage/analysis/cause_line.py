@@ -32,13 +32,32 @@ def line_naming_the_cause(chosen: Candidate, block: Block, roots: list[Candidate
             or (top == chosen.rule.priority and not chosen.row.exc)
         ):
             best = [c for c in in_block if c.rule is not None and c.rule.priority == top]
-            return min(best, key=lambda c: (not c.row.exc, c.row.line)).row
+            return _raised_in_subprocess(min(best, key=lambda c: (not c.row.exc, c.row.line)).row, block)
     row = chosen.row
     if chosen.kind == "headline":
         exception = next((r for r in block.rows if r.exc and r.line > chosen.row.line), None)
         if exception is not None:
             row = exception
+    row = _raised_in_subprocess(row, block)
     return _named_by_the_handler(_pydantic_body(_message_below(_unwrapped(row, block), block), block), block)
+
+
+# vLLM inspects a model class in a child interpreter (`_run_in_subprocess` in
+# model_executor/models/registry.py, 0.6.4 on) and, when the child fails, raises
+# `RuntimeError(f"Error raised in subprocess:\n{stderr}")`: the child's own traceback is printed
+# inside that message, and its last exception line (`ImportError: …`, `ModuleNotFoundError: …`,
+# `AttributeError: …`) names the cause the logged headline `Error in inspecting model architecture`
+# and the CalledProcessError above only carry (vllm#12823, #17031, #21935, #22376).
+_SUBPROCESS_CARRIER = re.compile(r"\bError raised in subprocess:\s*$")
+
+
+def _raised_in_subprocess(row: Row, block: Block) -> Row:
+    carriers = (r for r in block.rows if r.line >= row.line and r.exc)
+    carrier = next((r for r in carriers if _SUBPROCESS_CARRIER.search(r.message)), None)
+    if carrier is None:
+        return row
+    inner = [r for r in block.rows if r.line > carrier.line and r.exc]
+    return inner[-1] if inner else row
 
 
 # An exception whose message begins with a newline prints its class alone on the line
