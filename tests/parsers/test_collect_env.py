@@ -458,3 +458,29 @@ def test_the_printed_pytorch_version_wins_over_the_pip_list() -> None:
 def test_a_topology_header_cut_before_cpu_affinity_counts_only_whole_rows() -> None:
     text = "vLLM Version                 : 0.10.2\nGPU Topology:\n        GPU0    GPU1    GPU2\nGPU0     X      NV12\n"
     assert "gpu.gpu_count" not in values(collect_env.parse(text, "x.txt"))
+
+
+def test_output_indented_inside_a_details_block_keeps_its_keys() -> None:
+    # An issue body puts the output under <details>, every line indented by four spaces.
+    text = (
+        "<details>\n  <summary>Our environment</summary>\n\n"
+        "    PyTorch version: 2.5.1+rocm6.2\n"
+        "    Is debug build: False\n"
+        "    CUDA used to build PyTorch: N/A\n"
+        "    ROCM used to build PyTorch: 6.2.41133-dd7f95766\n\n"
+        "    OS: Ubuntu 22.04.5 LTS (x86_64)\n"
+        "    Python version: 3.12.8 (main, Dec  4 2024, 08:54:12) [GCC 11.4.0] (64-bit runtime)\n"
+        "    GPU models and configuration: AMD Instinct MI250X/MI250 (gfx90a:sramecc+:xnack-)\n"
+        "    Versions of relevant libraries:\n"
+        "    [pip3] torch==2.5.1+rocm6.2\n"
+        "    ROCM Version: 6.2.41133-dd7f95766\n"
+        "    Neuron SDK Version: N/A\n"
+        "    vLLM Version: 0.7.1.dev28+g0ad2ef5c\n"
+        "</details>\n"
+    )
+    assert collect_env.looks_like(text)
+    got = values(collect_env.parse(text, "env.md"))
+    assert got["vllm.version"] == "0.7.1.dev28+g0ad2ef5c"
+    assert got["python.version"] == "3.12.8"
+    assert got["torch.version"] == "2.5.1+rocm6.2"
+    assert got["os"] == "Ubuntu 22.04.5 LTS (x86_64)"

@@ -243,3 +243,33 @@ def test_a_backslash_newline_inside_double_quotes_joins_the_value() -> None:
     # outside quotes the continuation still breaks words as written
     spaced = "vllm serve org/m \\\n  --port 8000\n"
     assert family(parse(spaced, "run.sh"), "arg.")["port"] == "8000"
+
+
+DOUBLE_SPACED = (
+    "sudo docker run \\\n\n"
+    "  --gpus device=3 \\\n\n"
+    "  -e VLLM_USE_FLASHINFER_SAMPLER=1 \\\n\n"
+    "  -p 8001:8000 --ipc=host \\\n\n"
+    "  vllm/vllm-openai:v0.10.1 \\\n\n"
+    "  --model Qwen/Qwen3-4B \\\n\n"
+    "  --enforce-eager\n"
+)
+
+
+def test_double_spaced_paste_is_read_as_one_command() -> None:
+    # Copied from a rendered page: a blank line after every continued line.
+    assert looks_like(DOUBLE_SPACED) is not None
+    result = parse(DOUBLE_SPACED, "cmd.txt")
+    assert value(result, "launcher") == "docker_run"
+    assert value(result, "image.ref") == "vllm/vllm-openai:v0.10.1"
+    assert family(result, "arg.") == {"model": "Qwen/Qwen3-4B", "enforce_eager": "true"}
+    assert value(result, "env.VLLM_USE_FLASHINFER_SAMPLER") == "1"
+    assert line(result, "arg.model") == 11
+
+
+def test_blank_line_after_a_backslash_still_ends_a_command_in_a_script() -> None:
+    # Two commands a paragraph apart: the blank lines are the writer's, so bash's reading holds.
+    text = "export HF_HOME=/data/hf\nvllm serve Qwen/Qwen3-4B \\\n\n  --port 9000\n\necho done\n"
+    result = parse(text, "run.sh")
+    assert value(result, "arg.model") == "Qwen/Qwen3-4B"
+    assert "arg.port" not in result.knobs

@@ -198,7 +198,7 @@ def looks_like(text: str) -> bool:
             if packages >= 2:
                 return True
             continue
-        match = _KEY_VALUE.match(line.text)
+        match = _KEY_VALUE.match(line.text.lstrip())
         key = _normalise_key(match.group("key")) if match else None
         if key in _TELLING_KEYS:
             return True
@@ -299,7 +299,7 @@ def _flat_section(reading: _Reading, text: str, section: str) -> str:
         return "libraries"
     if section == "cpu":
         return section
-    key = _KEY_VALUE.match(text)
+    key = _KEY_VALUE.match(stripped)
     if key and _normalise_key(key.group("key")) in (_KEY_VLLM, _KEY_TOPOLOGY, "ROCM Version"):
         reading.last_section = "vllm"
         return "vllm"
@@ -326,7 +326,8 @@ def _read_line(reading: _Reading, lines: list[PasteLine], index: int, section: s
         if env:
             _add_env(reading, env.group("name"), env.group("value"), line.number)
             return index + 1
-    match = _KEY_VALUE.match(text)
+    # An output pasted inside an indented block (`<details>`, a list item) keeps its keys.
+    match = _KEY_VALUE.match(text.lstrip())
     if not match:
         return index + 1
     key = _normalise_key(match.group("key"))

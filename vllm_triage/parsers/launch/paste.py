@@ -3,6 +3,7 @@ files, continued and terminal-wrapped lines joined into logical commands."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -169,7 +170,21 @@ def prepare_lines(text: str) -> tuple[list[Line], bool]:
             continue
         out.append(Line(pasted.number, line, comment=line.lstrip().startswith(("#", "::", "REM "))))
     prompted = any(ln.prompted for ln in out)
-    return out, prompted
+    return _single_spaced(out), prompted
+
+
+def _single_spaced(lines: list[Line]) -> list[Line]:
+    """A double-spaced paste read as it was typed: copied from a rendered page, every line of
+    `docker run \\` and its continuations came back with a blank line after it (vllm#22793), which
+    to bash would end the command at its first line. Only when every line is followed by exactly
+    one blank line and a line ends in a backslash — one paragraph break anywhere (two blank
+    lines, or two lines together) and the blank lines are the writer's."""
+    filled = [index for index, line in enumerate(lines) if line.text.strip()]
+    if len(filled) < 3 or any(b - a != 2 for a, b in itertools.pairwise(filled)):
+        return lines
+    if not any(lines[index].text.rstrip().endswith("\\") for index in filled[:-1]):
+        return lines
+    return [lines[index] for index in filled]
 
 
 def take_heredocs(lines: list[Line], shell: Shell) -> list[Line]:
