@@ -33,6 +33,7 @@ from vllm_triage.parsers.launch.compose import parse_compose
 from vllm_triage.parsers.launch.config_file import parse_vllm_config
 from vllm_triage.parsers.launch.dockerfile import parse_dockerfile
 from vllm_triage.parsers.launch.helm import parse_helm
+from vllm_triage.parsers.launch.kubectl_describe import parse_kubectl_describe
 from vllm_triage.parsers.launch.kubernetes import parse_kubernetes
 from vllm_triage.parsers.launch.llama_swap import parse_llama_swap
 from vllm_triage.parsers.launch.model import KIND_PREFIX
@@ -65,6 +66,7 @@ def parse(text: str, file: str) -> ParseResult:
             "shell": parse_shell,
             "compose": parse_compose,
             "kubernetes": parse_kubernetes,
+            "kubectl_describe": parse_kubectl_describe,
             "supervisord": parse_supervisord,
             "systemd": parse_systemd,
             "sbatch": parse_sbatch,

@@ -8,6 +8,7 @@ import re
 from vllm_triage.parsers.base import clean_paste
 from vllm_triage.parsers.launch.config_file import looks_like_vllm_config
 from vllm_triage.parsers.launch.dockerfile import looks_like as dockerfile_looks_like
+from vllm_triage.parsers.launch.kubectl_describe import looks_like_describe
 from vllm_triage.parsers.launch.llama_swap import looks_like_llama_swap
 from vllm_triage.parsers.launch.ray_serve import PYTHON_LLM_CONFIG, YAML_LLM_CONFIG
 from vllm_triage.parsers.launch.sbatch import SBATCH_LINE
@@ -95,7 +96,8 @@ _HELM_IMAGE_MAP = re.compile(r"^image:[ \t]*(?:#.*)?$", re.M)
 
 
 def looks_like(text: str) -> str | None:
-    """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes", "helm",
+    """The shape of the vLLM launch in `text` ("shell", "sbatch", "compose", "kubernetes",
+    "kubectl_describe", "helm",
     "llama_swap", "ray_serve_llm", "supervisord", "systemd", "dockerfile"), or None when it is no launch
     command (or is another parser's format)."""
     if not text or not text.strip() or "\x00" in text[:4096]:
@@ -107,6 +109,8 @@ def looks_like(text: str) -> str | None:
         return None  # a log (or a traceback) that quotes its command line is still a log
     # Blockquote markers, fences and colours would hide the YAML/INI structure.
     head = "\n".join(line.text for line in clean_paste(head, keep_prompts=True))
+    if looks_like_describe(head):
+        return "kubectl_describe"  # before YAML: its `Key:  value` lines read as a mapping
     if _SUPERVISORD.search(head) and _SUPERVISORD_COMMAND.search(head):
         return "supervisord"
     if looks_like_unit(head) and _VLLM_WORD.search(head):
