@@ -410,3 +410,40 @@ def test_a_device_request_list_under_the_jq_command_and_a_sentence():
     result = container_inspect.parse(text, "inspect.txt")
     assert result.knobs["container.gpus"].value == "0,2"
     assert result.knobs["container.gpus"].source.line == 7  # the DeviceIDs line
+
+
+def _request(uuid: str) -> str:
+    return (
+        '{"Driver": "nvidia", "Count": 0, "DeviceIDs": ["' + uuid + '"], '
+        '"Capabilities": [["gpu"]], "Options": null}'
+    )
+
+
+A, C = "GPU-1b2c3d4e-0000-1111-2222-333344445555", "GPU-9f8e7d6c-aaaa-bbbb-cccc-ddddeeeeffff"
+
+
+def test_one_device_request_per_gpu_selects_them_all() -> None:
+    # A container created through the Docker API: one DeviceRequests entry per GPU UUID.
+    text = '[{"Id": "' + "e" * 64 + '", "HostConfig": {"DeviceRequests": [' + _request(A) + ", "
+    text += _request(C) + "]}}]"
+    assert values(container_inspect.parse(text, "inspect.json"))["container.gpus"] == f"{A},{C}"
+
+
+def test_device_requests_under_an_elided_parent_are_still_read() -> None:
+    # The user cut the middle with a row of dots: HostConfig's opening line is gone, so its
+    # DeviceRequests land inside the still-open State object.
+    text = (
+        '[\n  {\n    "Id": "' + "e" * 64 + '",\n    "Path": "python3",\n    "State": {\n'
+        '      "Status": "running",\n\n.......................\n\n'
+        '      "DeviceRequests": [\n        ' + _request(A) + "\n      ],\n"
+    )
+    result = container_inspect.parse(text, "inspect.json")
+    assert values(result)["container.gpus"] == A
+    assert values(result)["container.status"] == "running"
+
+
+def test_a_request_without_devices_or_count_selects_nothing() -> None:
+    # must-not: Count 0 and no DeviceIDs is no GPU selection
+    request = '{"Driver": "nvidia", "Count": 0, "DeviceIDs": null, "Capabilities": [["gpu"]]}'
+    text = '[{"Id": "' + "e" * 64 + '", "HostConfig": {"DeviceRequests": [' + request + "]}}]"
+    assert "container.gpus" not in values(container_inspect.parse(text, "inspect.json"))

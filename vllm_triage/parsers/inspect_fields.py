@@ -99,6 +99,11 @@ class Extractor:
         host = record.get("HostConfig")
         if host is not None:
             self._host_config(host)
+        else:
+            # An elision (`.....` for the middle) hides HostConfig's opening line, so its fields
+            # read as members of whatever object was open (State): DeviceRequests is HostConfig's
+            # alone and is taken by its name wherever it landed.
+            self._device_requests(_find_key(record, "DeviceRequests"))
         state = record.get("State")
         if state is not None:
             self._state(state)
@@ -260,9 +265,23 @@ class Extractor:
     def _device_requests(self, requests: Node | None) -> None:
         if requests is None or not isinstance(requests.value, list):
             return
-        for request in requests.value:
-            if not isinstance(request.value, dict) or not _is_gpu_request(request):
-                continue
+        gpu_requests = [r for r in requests.value if isinstance(r.value, dict) and _is_gpu_request(r)]
+        # A container made through the API may hold one request per GPU, each naming its device
+        # (`DeviceIDs: ["GPU-a…"]`, then `["GPU-c…"]`): together they select what
+        # `--gpus '"device=GPU-a…,GPU-c…"'` would.
+        named = [
+            r for r in gpu_requests if isinstance(r.plain().get("DeviceIDs"), list) and r.plain()["DeviceIDs"]
+        ]
+        if len(named) > 1 and len(named) == len(gpu_requests):
+            ids = [str(device) for r in named for device in r.plain()["DeviceIDs"]]
+            self.knob(
+                "container.gpus",
+                ",".join(ids),
+                named[0].get("DeviceIDs") or named[0],
+                note=f"from {len(named)} HostConfig.DeviceRequests entries",
+            )
+            return
+        for request in gpu_requests:
             plain = request.plain()
             count = plain.get("Count")
             ids = plain.get("DeviceIDs")
@@ -457,6 +476,22 @@ class Extractor:
                     "or the host OOM killer acting outside the container's cgroup",
                 )
             )
+
+
+def _find_key(node: Node, key: str, depth: int = 0) -> Node | None:
+    """The first value under `key` anywhere below `node` (depth-limited like the reader)."""
+    if depth > 64:
+        return None
+    children = list(node.value.values()) if isinstance(node.value, dict) else []
+    children += node.value if isinstance(node.value, list) else []
+    direct = node.get(key)
+    if direct is not None:
+        return direct
+    for child in children:
+        below = _find_key(child, key, depth + 1)
+        if below is not None:
+            return below
+    return None
 
 
 def _image_id(value: str) -> str:
