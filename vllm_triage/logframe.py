@@ -332,8 +332,12 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         _i=t.str.extract_groups(g.ISO_LOGGER),
         _g=t.str.extract_groups(g.GLOG),
         _pl=t.str.extract_groups(g.PIPE_LOGGER),
+        _tr=t.str.extract_groups(g.TRACING_LOGGER),
     )
-    v, u, c, i, gl, pi = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g", "_pl"))
+    v, u, c, i, gl, pi, tr = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g", "_pl", "_tr"))
+    tracing_level = tr.struct.field("level").replace_strict(
+        g.TRACING_LEVELS, default=None, return_dtype=pl.String
+    )
     c10d_level = c.struct.field("sev").replace_strict(g.SEVERITY, default=None, return_dtype=pl.String)
     glog_level = gl.struct.field("sev").replace_strict(g.SEVERITY, default=None, return_dtype=pl.String)
     message = pl.coalesce(
@@ -343,6 +347,7 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         i.struct.field("msg"),
         pi.struct.field("msg"),
         u.struct.field("msg"),
+        tr.struct.field("msg"),
         t,
     ).str.replace(g.RAY_REPEAT, "")
     return frame.with_columns(
@@ -353,6 +358,7 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
             i.struct.field("level"),
             pi.struct.field("level"),
             u.struct.field("level"),
+            tracing_level,
         ),
         vllm_ts=pl.coalesce(
             v.struct.field("date") + pl.lit(" ") + v.struct.field("time"),
@@ -370,7 +376,7 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
             i.struct.field("src"),
         ),
         message=message,
-    ).drop("_v", "_u", "_c", "_i", "_g", "_pl", "_t")
+    ).drop("_v", "_u", "_c", "_i", "_g", "_pl", "_tr", "_t")
 
 
 def _month_day(parts: pl.Expr) -> pl.Expr:

@@ -193,6 +193,25 @@ LINES: list[tuple[str, Parts]] = [
         "2026-04-19 12:59:20.216 | 2024-03-05 11:20:45 | ERROR | asyncio | " + MESSAGE,
         Parts(MESSAGE, "2026-04-19 12:59:20.216", "2024-03-05 11:20:45", "ERROR", logger="pipe"),
     ),
+    # Rust tracing's fmt layer (NVIDIA Dynamo relays vLLM's records through it): the RFC 3339 time,
+    # the level padded to five, a dotted target; WARN is vLLM's WARNING
+    (
+        "2026-01-08T05:13:48.113127Z ERROR core.run_engine_core: EngineCore failed to start.",
+        Parts("EngineCore failed to start.", "2026-01-08T05:13:48.113127Z", None, "ERROR", logger="tracing"),
+    ),
+    (
+        "2025-06-06T09:52:01.833Z  INFO multiproc_executor.monitor_parent_death: Parent process exited",
+        Parts("Parent process exited", "2025-06-06T09:52:01.833Z", None, "INFO", logger="tracing"),
+    ),
+    (
+        "2025-06-06T09:52:02.100Z  WARN dynamo_runtime::pipeline::network: " + MESSAGE,
+        Parts(MESSAGE, "2025-06-06T09:52:02.100Z", None, "WARNING", logger="tracing"),
+    ),
+    # must-not: a level word and a colon after an undotted word is text, not a tracing record
+    (
+        "2025-06-06T09:52:02.100Z ERROR handler: " + MESSAGE,
+        Parts("ERROR handler: " + MESSAGE, "2025-06-06T09:52:02.100Z"),
+    ),
     # a time, ` | ` and a level word: a ` | ` logger with no name field, not a compose service `ERROR`
     (
         "2026-04-19 12:59:20.218 | ERROR | " + MESSAGE,

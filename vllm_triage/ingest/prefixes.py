@@ -166,6 +166,16 @@ PIPE_LOGGER = (
     r"^(?P<date>\d{4}-\d\d-\d\d)[ T](?P<time>\d\d:\d\d:\d\d)(?:[.,]\d+)? \| "
     rf"(?P<level>{LEVELS}) *\| (?:[\w.<>-]+:[\w.<>-]+:\d+ - |[\w.-]+ \| )?(?P<msg>.*)$"
 )
+# Rust's `tracing` fmt layer, after its RFC 3339 time (taken as the transport stamp): the level
+# padded to five (`  INFO`, ` WARN`), the target, `: `. NVIDIA Dynamo re-emits vLLM's Python
+# records through it with `module.function` as the target: `2026-01-08T05:13:48.113127Z ERROR
+# core.run_engine_core: EngineCore failed to start.` (ai-dynamo/dynamo#1408, vllm#32584, Dynamo's
+# committed vllm logs). The target must be a dotted or `::` path, so a bare `ERROR word: …` line
+# of text is not taken for one.
+TRACING_LOGGER = (
+    r"^ ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) +(?P<target>[A-Za-z_]\w*(?:(?:\.|::)\w+)+): (?P<msg>.*)$"
+)
+TRACING_LEVELS = {"TRACE": "DEBUG", "DEBUG": "DEBUG", "INFO": "INFO", "WARN": "WARNING", "ERROR": "ERROR"}
 SEVERITY = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 RAY_REPEAT = r"\s*\[repeated \d+x across cluster\]\s*$"
 # tqdm redraws one bar with `\r`: what a terminal shows is the last piece.
@@ -217,6 +227,7 @@ _C10D_RE = _compiled(C10D)
 _GLOG_RE = _compiled(GLOG)
 _ISO_RE = _compiled(ISO_LOGGER)
 _PIPE_RE = _compiled(PIPE_LOGGER)
+_TRACING_RE = _compiled(TRACING_LOGGER)
 # RAY_REPEAT's leading `\s*` is tried at every whitespace run by `re.sub`, quadratic on a line of
 # spaces (a 160 KB line took seconds): the Python path anchors on the bracket and strips before it.
 _RAY_REPEAT_TAIL_RE = _compiled(r"\[repeated \d+x across cluster\]\s*$")
@@ -377,6 +388,10 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
     uvicorn = _UVICORN_RE.match(text)
     if uvicorn:
         return "uvicorn", uvicorn.group("level"), None, None, _drop_ray_repeat(uvicorn.group("msg"))
+    traced = _TRACING_RE.match(text)
+    if traced:
+        level = TRACING_LEVELS[traced.group("level")]
+        return "tracing", level, None, None, _drop_ray_repeat(traced.group("msg"))
     return None, None, None, None, _drop_ray_repeat(text)
 
 
