@@ -483,6 +483,13 @@ def test_a_ray_dedup_summary_after_an_error_is_no_progress(tmp_path, triage_json
     data = triage_json(_write(tmp_path, RAY_DEDUP))
     assert data["first_error"]["line"] == 6
     assert data["phase"] == "weight_load"
-    # must-not: the same line without the summary tail is the worker going on (a retried step)
-    went_on = triage_json(_write(tmp_path, RAY_DEDUP.replace(" [repeated 14x across cluster]", "")))
+    # must-not: a later step's line without the summary tail is the worker going on (a retried
+    # step that finished). The step's opening line alone is no progress either way: it is another
+    # rank starting the step, or the step starting over (tests/triage/test_triage_step_opener_and_offline_bar.py).
+    finished = RAY_DEDUP.replace(
+        "03:53:56 [model_runner.py:943] Starting to load model /models/ds-w8a8...",
+        "03:53:56 [model_runner.py:1010] Model loading took 2.4390 GiB and 41.96 seconds",
+    )
+    assert triage_json(_write(tmp_path, finished))["first_error"]["line"] == 6
+    went_on = triage_json(_write(tmp_path, finished.replace(" [repeated 14x across cluster]", "")))
     assert went_on["first_error"] is None or went_on["first_error"]["line"] != 6

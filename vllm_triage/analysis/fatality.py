@@ -57,6 +57,8 @@ _HEARTBEAT = re.compile(
     r"(?:Engine (?P<engine>\d+): )?Avg prompt throughput: (?P<prompt>[\d.]+) tokens/s, "
     r"Avg generation throughput: (?P<gen>[\d.]+) tokens/s,.{0,200}?Running: (?P<running>\d+) reqs"
 )
+# LLM.generate's tqdm bar (vllm/entrypoints/llm.py `_run_engine`): `Processed prompts:  40%|…| 2/5 [`.
+_OFFLINE_BAR = re.compile(r"^Processed prompts:\s+\d{1,3}%\|[^|]{0,400}\|\s*(?P<done>\d+)/(?P<total>\d+) \[")
 # Lines of another program after a doomed error that show it went on without vLLM (fewer prove
 # nothing: a paste that ends two lines later was cut where it died).
 NEVER_USED_LINES = 4
@@ -107,6 +109,12 @@ class FatalityJudge:
         self.rows = rows
         self._row_lines = [r.line for r in rows]
         self.markers = marker_rows(rows, rules, order)
+        # The milestone that opens each step (its first in start-up order), by phase.
+        self._opener: dict[str, int] = {}
+        for position, name in enumerate(order):
+            rule = next((r for r in rules.values() if r.kind == "marker" and r.milestone == name), None)
+            if rule is not None:
+                self._opener.setdefault(rule.phase, position)
         self.ready_line = next((m.row.line for m in self.markers if m.name == "ready"), None)
         self._explicit_device = any(
             m.name == "args" and _EXPLICIT_DEVICE.search(m.row.message) for m in self.markers
@@ -186,6 +194,17 @@ class FatalityJudge:
                 return row
         return milestone
 
+    def offline_progress_stuck(self) -> tuple[Row, int, int] | None:
+        """The log's last line, when it is LLM.generate's progress bar short of its total
+        (`Processed prompts:   0%|          | 0/1 [00:00<?, ?it/s…]`): (row, done, total)."""
+        last = next((r for r in reversed(self.rows) if r.message.strip()), None)
+        if last is None:
+            return None
+        bar = _OFFLINE_BAR.search(last.message.rsplit("\r", 1)[-1])
+        if bar is None or int(bar["done"]) >= int(bar["total"]):
+            return None
+        return last, int(bar["done"]), int(bar["total"])
+
     def last_startup_line(self, before: int | None = None) -> Row | None:
         """The last start-up milestone line printed (before `before`): where a silent stop is placed."""
         markers = [m for m in self.markers if not m.serving and (before is None or m.row.line < before)]
@@ -203,10 +222,15 @@ class FatalityJudge:
                 return marker.row
         return last.row
 
-    def survived(self, error: Row, block_end: int, doomed: bool = False) -> Survival | None:
+    def survived(
+        self, error: Row, block_end: int, doomed: bool = False, raised_in: str | None = None
+    ) -> Survival | None:
         """`doomed`: the process goes on after this error by design but cannot succeed (vLLM logs
         "No platform detected" and carries on until something needs a device), so only the
-        server becoming ready or serving proves it was survived, not later start-up steps."""
+        server becoming ready or serving proves it was survived, not later start-up steps.
+        `raised_in`: the step the error's call path was in; the line that opens that same step,
+        printed after the error, is another rank starting it (or a restart), not the failing
+        process going past it — a paste that keeps neither prefix cannot tell them apart."""
         if self.ready_line is not None and self.ready_line < error.line:
             return self._served_after(block_end)
         before = self.markers[: bisect.bisect_left(self._marker_lines, error.line)]
@@ -258,6 +282,8 @@ class FatalityJudge:
                 return Survival(
                     marker.row.line, f"the server became ready afterwards (line {marker.row.line})"
                 )
+            if raised_in is not None and marker.order == self._opener.get(raised_in):
+                continue
             if marker.row.stream == error.stream and marker.order >= max(reached_here, 0):
                 return Survival(
                     marker.row.line,

@@ -74,6 +74,18 @@ def hang(
         return None, PhaseDecision(NO_FAILURE, "no error found", "high")
     startup_done = any(rules[m.rule].startup_done for m in milestones)
     if startup_done and stop is None:
+        stuck = judge.offline_progress_stuck()
+        if stuck is not None:
+            # An offline run (LLM.generate: no API server, so no "ready") whose log ends on its
+            # progress bar short of the total: the first batch never finished (vllm#16301, #1673).
+            bar, done, total = stuck
+            where = judge.last_startup_line() or bar
+            reason = (
+                f"start-up completed, then the log ends on the offline progress bar at {done}/{total} "
+                f"(line {bar.line}): generation never finished"
+            )
+            block = _hang_block(where, where.marker or milestones[-1].rule, "request")
+            return block, PhaseDecision("request", reason, "medium")
         return None, PhaseDecision(NO_FAILURE, "start-up completed with no error", "high")
     # The furthest step reached in vLLM's order (what first_missing names), not the last line: a
     # step's line printed late (V1 logs the attention backend inside load_model) is no step back.

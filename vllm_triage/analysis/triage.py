@@ -206,7 +206,8 @@ def _analyse_rows(rows: list[Row], scan: ScanResult, compiled: CompiledRules) ->
     )
     survived: list[tuple[Candidate, Survival]] = []
     seen_warnings: dict[tuple[str, str], tuple[int, Survival]] = {}  # (rule, message) → first survived
-    candidates.drop_survived(lambda c: _survival(c, index, judge, survived, seen_warnings))
+    hints = compiled.ruleset.frames
+    candidates.drop_survived(lambda c: _survival(c, index, judge, survived, seen_warnings, hints))
     roots, warned = warnings_gone_past(lone_lines_gone_past(candidates.roots, index, survived))
     candidates.consequences = answers_to_survived_requests(candidates.consequences, survived, index)
     consequences = candidates.consequences
@@ -412,6 +413,7 @@ def _survival(
     judge: FatalityJudge,
     out: list[tuple[Candidate, Survival]],
     warned: dict[tuple[str, str], tuple[int, Survival]],
+    hints: list[FrameHint] | None = None,
 ) -> bool:
     handled = None
     key = _warning_key(candidate)
@@ -444,7 +446,9 @@ def _survival(
         # have absorbed unprefixed lines that follow it (an access log line is no continuation).
         end = block.end if any(r.tb for r in block.rows) else candidate.row.line
         doomed = candidate.rule is not None and bool(candidate.rule.extra.get("doomed"))
-        survival = judge.survived(candidate.row, end, doomed) or (
+        step = phase_from_frames(call_path(block, hints), hints).strong if hints else None
+        raised_in = step.hint.phase if step is not None else None
+        survival = judge.survived(candidate.row, end, doomed, raised_in) or (
             judge.never_used_after(candidate.row) if doomed else None
         )
     if survival is not None:
