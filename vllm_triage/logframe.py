@@ -333,8 +333,10 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         _g=t.str.extract_groups(g.GLOG),
         _pl=t.str.extract_groups(g.PIPE_LOGGER),
         _tr=t.str.extract_groups(g.TRACING_LOGGER),
+        _hl=t.str.extract_groups(g.HL_LOGGER),
     )
-    v, u, c, i, gl, pi, tr = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g", "_pl", "_tr"))
+    v, u, c, i, gl, pi, tr, hl = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g", "_pl", "_tr", "_hl"))
+    hl_level = hl.struct.field("level").replace_strict(g.HL_LEVELS, default=None, return_dtype=pl.String)
     tracing_level = tr.struct.field("level").replace_strict(
         g.TRACING_LEVELS, default=None, return_dtype=pl.String
     )
@@ -348,6 +350,7 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         pi.struct.field("msg"),
         u.struct.field("msg"),
         tr.struct.field("msg"),
+        hl.struct.field("msg"),
         t,
     ).str.replace(g.RAY_REPEAT, "")
     return frame.with_columns(
@@ -359,6 +362,7 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
             pi.struct.field("level"),
             u.struct.field("level"),
             tracing_level,
+            hl_level,
         ),
         vllm_ts=pl.coalesce(
             v.struct.field("date") + pl.lit(" ") + v.struct.field("time"),
@@ -376,7 +380,7 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
             i.struct.field("src"),
         ),
         message=message,
-    ).drop("_v", "_u", "_c", "_i", "_g", "_pl", "_tr", "_t")
+    ).drop("_v", "_u", "_c", "_i", "_g", "_pl", "_tr", "_hl", "_t")
 
 
 def _month_day(parts: pl.Expr) -> pl.Expr:

@@ -212,6 +212,21 @@ LINES: list[tuple[str, Parts]] = [
         "2025-06-06T09:52:02.100Z ERROR handler: " + MESSAGE,
         Parts("ERROR handler: " + MESSAGE, "2025-06-06T09:52:02.100Z"),
     ),
+    # Intel Gaudi's hl_logger (Synapse / PT_BRIDGE beside vLLM on HPU): lower-case level, no date
+    (
+        "[19:08:34.165045][PT_BRIDGE       ][error][tid:44F8A] " + MESSAGE,
+        Parts(MESSAGE, None, None, "ERROR", logger="hl"),
+    ),
+    (
+        "[19:08:30.001002][SYN_API       ][info ][tid:44F8A] " + MESSAGE,
+        Parts(MESSAGE, None, None, "INFO", logger="hl"),
+    ),
+    # must-not: a bracketed time and tag without hl_logger's level and thread fields
+    ("[19:08:30.001002][SYN_API] " + MESSAGE, Parts("[19:08:30.001002][SYN_API] " + MESSAGE)),
+    (
+        "[19:08:34.164951][GC                    ][warning][tid:1A] " + MESSAGE,
+        Parts(MESSAGE, None, None, "WARNING", logger="hl"),
+    ),
     # a time, ` | ` and a level word: a ` | ` logger with no name field, not a compose service `ERROR`
     (
         "2026-04-19 12:59:20.218 | ERROR | " + MESSAGE,

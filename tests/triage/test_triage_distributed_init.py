@@ -58,3 +58,17 @@ def test_a_store_wait_timeout_while_training_is_not_the_rendezvous(tmp_path, tri
     # must-not: TRL's `DistStoreError: wait timeout` mid-training is no start-up rendezvous
     data = triage_json(write_log(tmp_path, "[rank0]: torch.distributed.DistStoreError: wait timeout\n"))
     assert (data["first_error"] or {}).get("rule") != "cuda.dist_port"
+
+
+def test_gaudi_graph_compiler_errors_are_errors(tmp_path, triage_json):
+    # hl_logger's own error lines, printed with no vLLM prefix before the process gives up
+    text = (
+        "[19:08:34.164951][GC                    ][error][tid:44F8A] Failed to load tpc kernel for node: "
+        "TPC634, GUID: constant_bf16. Got error: GLUE_FAILED\n"
+        "[19:08:34.165002][SYN_RECIPE    ][error][tid:44F8A] compileGraph: Can not compile graph\n"
+        "[19:08:34.165045][PT_BRIDGE       ][error][tid:44F8A] graph.cpp: 599Graph compile failed. "
+        "synStatus=synStatus 26 [Generic failure]. compile\n"
+    )
+    data = triage_json(write_log(tmp_path, text))
+    assert data["first_error"] is not None
+    assert "Failed to load tpc kernel" in data["first_error"]["message"]

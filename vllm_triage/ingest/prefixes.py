@@ -176,6 +176,22 @@ TRACING_LOGGER = (
     r"^ ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) +(?P<target>[A-Za-z_]\w*(?:(?:\.|::)\w+)+): (?P<msg>.*)$"
 )
 TRACING_LEVELS = {"TRACE": "DEBUG", "DEBUG": "DEBUG", "INFO": "INFO", "WARN": "WARNING", "ERROR": "ERROR"}
+# Intel Gaudi's hl_logger (Synapse, the graph compiler, PT_BRIDGE), printed beside vLLM's own on
+# HPU: `[19:08:34.165045][PT_BRIDGE       ][error][tid:44F8A] … Graph compile failed. synStatus=…`
+# (HabanaAI/vllm-fork#484, #213–#215, #232). Its level is lower case; its time has no date.
+HL_LOGGER = (
+    r"^\[\d\d:\d\d:\d\d\.\d+\]\[[A-Z][A-Z0-9_]*\s*\]"
+    r"\[(?P<level>trace|debug|info|warning|warn|error|critical) ?\]\[tid:[0-9A-Fa-f]+\] ?(?P<msg>.*)$"
+)
+HL_LEVELS = {
+    "trace": "DEBUG",
+    "debug": "DEBUG",
+    "info": "INFO",
+    "warning": "WARNING",
+    "warn": "WARNING",
+    "error": "ERROR",
+    "critical": "CRITICAL",
+}
 SEVERITY = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 RAY_REPEAT = r"\s*\[repeated \d+x across cluster\]\s*$"
 # tqdm redraws one bar with `\r`: what a terminal shows is the last piece.
@@ -228,6 +244,7 @@ _GLOG_RE = _compiled(GLOG)
 _ISO_RE = _compiled(ISO_LOGGER)
 _PIPE_RE = _compiled(PIPE_LOGGER)
 _TRACING_RE = _compiled(TRACING_LOGGER)
+_HL_RE = _compiled(HL_LOGGER)
 # RAY_REPEAT's leading `\s*` is tried at every whitespace run by `re.sub`, quadratic on a line of
 # spaces (a 160 KB line took seconds): the Python path anchors on the bracket and strips before it.
 _RAY_REPEAT_TAIL_RE = _compiled(r"\[repeated \d+x across cluster\]\s*$")
@@ -392,6 +409,9 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
     if traced:
         level = TRACING_LEVELS[traced.group("level")]
         return "tracing", level, None, None, _drop_ray_repeat(traced.group("msg"))
+    habana = _HL_RE.match(text)
+    if habana:
+        return "hl", HL_LEVELS[habana.group("level")], None, None, _drop_ray_repeat(habana.group("msg"))
     return None, None, None, None, _drop_ray_repeat(text)
 
 
