@@ -142,6 +142,13 @@ def a_long_value_error(d: Path, big: bool) -> dict:
     return {"input": _bundle(d / "b", {"vllm.log": LOG + line + b"\n"})}
 
 
+def a_box_blank_run(d: Path, big: bool) -> dict:
+    # A terminal-UI box row holding a long run of blanks with more text after it: the Python
+    # reader's box pattern once retried every split of the run (2,000 blanks took 9 s).
+    line = "│ ERROR ".encode() + b" " * (200_000 if big else 20_000) + b"x\n"
+    return {"input": _bundle(d / "b", {"vllm.log": line * 3})}
+
+
 def a_single_line(d: Path, big: bool) -> dict:
     path = _repeat_to(d / "b" / "vllm.log", b"A" * 4096, (200 if big else 8) * MiB, head=LOG)
     return {"input": path.parent}
@@ -392,6 +399,7 @@ def a_binary_member(d: Path, big: bool) -> dict:
 
 ATTACKS = [
     Attack("long-value-error", a_long_value_error),
+    Attack("box-blank-run", a_box_blank_run),
     Attack("single-line-200m", a_single_line),
     Attack("stdin-dev-zero", a_stdin_zero),
     Attack("fifo-path", a_fifo),

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 
 import polars as pl
 import pytest
 
 from vllm_triage.analysis.signature import normalise
-from vllm_triage.ingest.prefixes import Parts, split_line, strip_ansi
+from vllm_triage.ingest.prefixes import BOX, BOX_START, Parts, split_line, strip_ansi, strip_box
 from vllm_triage.logframe import parse_lines
 from vllm_triage.parsers.vllm_log_config import strip_line
 
@@ -584,3 +586,24 @@ def test_a_relayed_line_of_repeated_pid_words_is_read_in_linear_time() -> None:
     ):
         assert split_line(line).process is None  # no vLLM line inside: nothing relayed
     assert time.process_time() - started < 1.0
+
+
+BOX_ROWS = ("│ text │", "│  x", "│ │", "│   ", "┃\tabc ┃  ", "  ║ a b  ║", "│a│", "│ a │ b │", "x │ y", "│")
+
+
+@pytest.mark.parametrize("row", BOX_ROWS)
+def test_strip_box_keeps_what_the_box_pattern_keeps(row: str) -> None:
+    # The LogFrame reads BOX with Rust's regex; the Python reader cuts the same text by hand.
+    boxed = re.match(BOX, row) if re.match(BOX_START, row) else None
+    assert strip_box(row) == (boxed.group("inner") if boxed else row)
+
+
+def test_a_box_row_with_a_long_blank_run_is_linear() -> None:
+    # `│a`, blanks, `b`: BOX's lazy inner in Python's re retried every split of the run (2,000: 9 s)
+    def cost(n: int) -> float:
+        started = time.process_time()
+        split_line("│a" + " " * n + "b")
+        return time.process_time() - started
+
+    small, big = cost(3_000), cost(30_000)
+    assert big < 25 * small + 0.5, (small, big)

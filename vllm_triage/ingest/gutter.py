@@ -29,7 +29,14 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from vllm_triage.ingest.prefixes import BOX, BOX_START, CODE_SPAN, split_line, strip_ansi, strip_transport
+from vllm_triage.ingest.prefixes import (
+    BOX_START,
+    CODE_SPAN,
+    split_line,
+    strip_ansi,
+    strip_box,
+    strip_transport,
+)
 
 _CODE_SPAN = re.compile(CODE_SPAN)
 # Lines of the head read to learn a gutter (the head is SNIFF_BYTES of the file).
@@ -63,7 +70,6 @@ _RECORD_START = re.compile(
     r"^(?:[(\[]|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|[IWEF]\d{4} |\d{4}-\d\d-\d\d|Traceback \("
     r"|(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)(?::|$))"
 )
-_BOX = re.compile(BOX)
 _BOX_START = re.compile(BOX_START)
 # A traceback's frame line, as Python indents it.
 _FRAME = re.compile(r'^  File "')
@@ -122,8 +128,8 @@ def is_record(line: str) -> bool:
     transport is off): the grammar lets one word stand before vLLM's level (VLLM_LOGGING_PREFIX),
     which would make a tag cut one word short, or one too long, look right."""
     head = strip_transport(strip_ansi(line), relay=False)[0]
-    boxed = _BOX.match(head)  # a terminal-UI pane's row (the grammar reads inside it)
-    if not _RECORD_START.match(boxed.group("inner") if boxed else head):
+    # A terminal-UI pane's row: the grammar reads inside it.
+    if not _RECORD_START.match(strip_box(head)):
         return False
     parts = split_line(line)
     if parts.level or parts.process or parts.pid is not None or parts.rank is not None or parts.logger:
