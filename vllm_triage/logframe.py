@@ -336,9 +336,11 @@ def _split_logger(frame: pl.DataFrame) -> pl.DataFrame:
         _hl=t.str.extract_groups(g.HL_LOGGER),
     )
     v, u, c, i, gl, pi, tr, hl = (pl.col(x) for x in ("_v", "_u", "_c", "_i", "_g", "_pl", "_tr", "_hl"))
-    hl_level = hl.struct.field("level").replace_strict(g.HL_LEVELS, default=None, return_dtype=pl.String)
-    tracing_level = tr.struct.field("level").replace_strict(
-        g.TRACING_LEVELS, default=None, return_dtype=pl.String
+    tracing_level, hl_level = (
+        parts.struct.field("level")
+        .str.to_uppercase()
+        .replace_strict(g.LEVEL_WORDS, default=None, return_dtype=pl.String)
+        for parts in (tr, hl)
     )
     c10d_level = c.struct.field("sev").replace_strict(g.SEVERITY, default=None, return_dtype=pl.String)
     glog_level = gl.struct.field("sev").replace_strict(g.SEVERITY, default=None, return_dtype=pl.String)

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from vllm_triage.analysis.model import Row
-from vllm_triage.engine.rules import Rule
+from vllm_triage.engine.rules import Rule, milestone_phases
 from vllm_triage.ingest.prefixes import has_ray_repeat
 
 # Start-up steps that open a run: seeing one again after an error means the server was
@@ -111,10 +111,8 @@ class FatalityJudge:
         self.markers = marker_rows(rows, rules, order)
         # The milestone that opens each step (its first in start-up order), by phase.
         self._opener: dict[str, int] = {}
-        for position, name in enumerate(order):
-            rule = next((r for r in rules.values() if r.kind == "marker" and r.milestone == name), None)
-            if rule is not None:
-                self._opener.setdefault(rule.phase, position)
+        for name, phase in milestone_phases(rules.values(), order):
+            self._opener.setdefault(phase, order.index(name))
         self.ready_line = next((m.row.line for m in self.markers if m.name == "ready"), None)
         self._explicit_device = any(
             m.name == "args" and _EXPLICIT_DEVICE.search(m.row.message) for m in self.markers

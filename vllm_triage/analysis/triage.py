@@ -413,7 +413,7 @@ def _survival(
     judge: FatalityJudge,
     out: list[tuple[Candidate, Survival]],
     warned: dict[tuple[str, str], tuple[int, Survival]],
-    hints: list[FrameHint] | None = None,
+    hints: list[FrameHint],
 ) -> bool:
     handled = None
     key = _warning_key(candidate)
@@ -446,7 +446,7 @@ def _survival(
         # have absorbed unprefixed lines that follow it (an access log line is no continuation).
         end = block.end if any(r.tb for r in block.rows) else candidate.row.line
         doomed = candidate.rule is not None and bool(candidate.rule.extra.get("doomed"))
-        step = phase_from_frames(call_path(block, hints), hints).strong if hints else None
+        step = phase_from_frames(call_path(block, hints), hints).strong
         raised_in = step.hint.phase if step is not None else None
         survival = judge.survived(candidate.row, end, doomed, raised_in) or (
             judge.never_used_after(candidate.row) if doomed else None

@@ -8,6 +8,7 @@ match. Rules with a higher priority win when several match one line (specific be
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -158,11 +159,16 @@ class RuleSet:
         """(milestone, the phase its marker opens) in the canonical startup order, for the milestones
         a marker of a known phase reaches: the slots of the report's timeline. From the rules as
         loaded, so a `--rules` directory's markers and `milestone_order` count like the built-in ones."""
-        phase_of: dict[str, str] = {}
-        for rule in self.rules:
-            if rule.kind == "marker" and rule.milestone and rule.phase in PHASES:
-                phase_of.setdefault(rule.milestone, rule.phase)
-        return [(m, phase_of[m]) for m in dict.fromkeys(self.milestone_order) if m in phase_of]
+        return milestone_phases(self.rules, self.milestone_order)
+
+
+def milestone_phases(rules: Iterable[Rule], order: list[str]) -> list[tuple[str, str]]:
+    """(milestone, the phase its marker opens) for `order`'s milestones a marker reaches."""
+    phase_of: dict[str, str] = {}
+    for rule in rules:
+        if rule.kind == "marker" and rule.milestone and rule.phase in PHASES:
+            phase_of.setdefault(rule.milestone, rule.phase)
+    return [(m, phase_of[m]) for m in dict.fromkeys(order) if m in phase_of]
 
 
 _RULE_KEYS = {

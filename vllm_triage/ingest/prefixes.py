@@ -175,22 +175,24 @@ PIPE_LOGGER = (
 TRACING_LOGGER = (
     r"^ ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) +(?P<target>[A-Za-z_]\w*(?:(?:\.|::)\w+)+): (?P<msg>.*)$"
 )
-TRACING_LEVELS = {"TRACE": "DEBUG", "DEBUG": "DEBUG", "INFO": "INFO", "WARN": "WARNING", "ERROR": "ERROR"}
 # Intel Gaudi's hl_logger (Synapse, the graph compiler, PT_BRIDGE), printed beside vLLM's own on
 # HPU: `[19:08:34.165045][PT_BRIDGE       ][error][tid:44F8A] … Graph compile failed. synStatus=…`
-# (HabanaAI/vllm-fork#484, #213–#215, #232). Its level is lower case; its time has no date.
+# (HabanaAI/vllm-fork#484, and a committed Gaudi run log's `[SYN_RECIPE    ][error][tid:1F6C4]
+# compileGraph: Can not compile graph`; the same synStatus 26 failure is reported in vllm-fork
+# #213–#215, #232 and vllm-gaudi#1734). Its level is lower case; its time has no date.
 HL_LOGGER = (
     r"^\[\d\d:\d\d:\d\d\.\d+\]\[[A-Z][A-Z0-9_]*\s*\]"
     r"\[(?P<level>trace|debug|info|warning|warn|error|critical) ?\]\[tid:[0-9A-Fa-f]+\] ?(?P<msg>.*)$"
 )
-HL_LEVELS = {
-    "trace": "DEBUG",
-    "debug": "DEBUG",
-    "info": "INFO",
-    "warning": "WARNING",
-    "warn": "WARNING",
-    "error": "ERROR",
-    "critical": "CRITICAL",
+# Their level words (upper-cased) in the names vLLM prints.
+LEVEL_WORDS = {
+    "TRACE": "DEBUG",
+    "DEBUG": "DEBUG",
+    "INFO": "INFO",
+    "WARN": "WARNING",
+    "WARNING": "WARNING",
+    "ERROR": "ERROR",
+    "CRITICAL": "CRITICAL",
 }
 SEVERITY = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL"}
 RAY_REPEAT = r"\s*\[repeated \d+x across cluster\]\s*$"
@@ -423,11 +425,12 @@ def _split_logger(text: str) -> tuple[str | None, str | None, str | None, str | 
         return "uvicorn", uvicorn.group("level"), None, None, _drop_ray_repeat(uvicorn.group("msg"))
     traced = _TRACING_RE.match(text)
     if traced:
-        level = TRACING_LEVELS[traced.group("level")]
+        level = LEVEL_WORDS[traced.group("level")]
         return "tracing", level, None, None, _drop_ray_repeat(traced.group("msg"))
     habana = _HL_RE.match(text)
     if habana:
-        return "hl", HL_LEVELS[habana.group("level")], None, None, _drop_ray_repeat(habana.group("msg"))
+        level = LEVEL_WORDS[habana.group("level").upper()]
+        return "hl", level, None, None, _drop_ray_repeat(habana.group("msg"))
     return None, None, None, None, _drop_ray_repeat(text)
 
 

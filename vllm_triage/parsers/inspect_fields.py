@@ -16,7 +16,7 @@ from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Sourced
 from vllm_triage.parsers.base import ParseResult
 from vllm_triage.parsers.launch.argv import read_argv, split_command
-from vllm_triage.parsers.tolerant_json import Node
+from vllm_triage.parsers.tolerant_json import MAX_DEPTH, Node
 
 
 @dataclass
@@ -265,24 +265,27 @@ class Extractor:
     def _device_requests(self, requests: Node | None) -> None:
         if requests is None or not isinstance(requests.value, list):
             return
-        gpu_requests = [r for r in requests.value if isinstance(r.value, dict) and _is_gpu_request(r)]
+        gpu_requests = [
+            (r, r.plain()) for r in requests.value if isinstance(r.value, dict) and _is_gpu_request(r)
+        ]
         # A container made through the API may hold one request per GPU, each naming its device
         # (`DeviceIDs: ["GPU-a…"]`, then `["GPU-c…"]`): together they select what
         # `--gpus '"device=GPU-a…,GPU-c…"'` would.
         named = [
-            r for r in gpu_requests if isinstance(r.plain().get("DeviceIDs"), list) and r.plain()["DeviceIDs"]
+            (r, p["DeviceIDs"])
+            for r, p in gpu_requests
+            if isinstance(p.get("DeviceIDs"), list) and p["DeviceIDs"]
         ]
         if len(named) > 1 and len(named) == len(gpu_requests):
-            ids = [str(device) for r in named for device in r.plain()["DeviceIDs"]]
+            first = named[0][0]
             self.knob(
                 "container.gpus",
-                ",".join(ids),
-                named[0].get("DeviceIDs") or named[0],
+                ",".join(str(device) for _, ids in named for device in ids),
+                first.get("DeviceIDs") or first,
                 note=f"from {len(named)} HostConfig.DeviceRequests entries",
             )
             return
-        for request in gpu_requests:
-            plain = request.plain()
+        for request, plain in gpu_requests:
             count = plain.get("Count")
             ids = plain.get("DeviceIDs")
             if isinstance(ids, list) and ids:
@@ -478,20 +481,18 @@ class Extractor:
             )
 
 
+def _listed(value: Any) -> bool:
+    return isinstance(value, list) and bool(value)
+
+
 def _find_key(node: Node, key: str, depth: int = 0) -> Node | None:
-    """The first value under `key` anywhere below `node` (depth-limited like the reader)."""
-    if depth > 64:
-        return None
-    children = list(node.value.values()) if isinstance(node.value, dict) else []
-    children += node.value if isinstance(node.value, list) else []
+    """The first value under `key` anywhere below `node` (no deeper than the reader nests)."""
     direct = node.get(key)
-    if direct is not None:
+    if direct is not None or depth > MAX_DEPTH:
         return direct
-    for child in children:
-        below = _find_key(child, key, depth + 1)
-        if below is not None:
-            return below
-    return None
+    value = node.value
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((found for child in children if (found := _find_key(child, key, depth + 1))), None)
 
 
 def _image_id(value: str) -> str:

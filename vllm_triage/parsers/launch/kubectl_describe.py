@@ -12,11 +12,13 @@ for a `valueFrom`), and `Last State: Terminated` with its `Reason:` (`OOMKilled`
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
 from vllm_triage.core.finding import Finding
 from vllm_triage.core.provenance import Provenance
+from vllm_triage.ingest.prefixes import strip_box
 from vllm_triage.parsers.base import ParseResult, clean_paste
 from vllm_triage.parsers.launch.analyse import container_command
 from vllm_triage.parsers.launch.docker import set_image
@@ -24,9 +26,6 @@ from vllm_triage.parsers.launch.lexer import Token
 from vllm_triage.parsers.launch.model import KIND_PREFIX, Context, Launch, Shell, Value, emit
 from vllm_triage.parsers.launch.wrappers import awaits_script
 
-# A terminal UI's box border on either side of a line (k9s, lazydocker). Cut with str methods:
-# an `\s*` before an optional border and `$` backtracks quadratically over a run of blanks.
-_BORDERS = "│┃|"
 # The key's own class holds no blank next to `\s`, and the value is whatever follows (trailing
 # blanks cut in Python), so no part of the line is tried two ways.
 _KEY = re.compile(r"^(?P<indent>[ \t]*)(?P<key>[A-Za-z](?:[\w./-]| (?! )){0,60}):(?:[ \t]+(?P<value>\S.*))?$")
@@ -48,27 +47,18 @@ class _Container:
     last_state: dict[str, Token] = field(default_factory=dict)  # Reason / Exit Code of the last run
 
 
-def _unboxed(text: str) -> str:
-    stripped = text.lstrip()
-    if stripped[:1] and stripped[0] in _BORDERS:
-        text = stripped[1:]
-        text = text[1:] if text[:1] == " " else text
-    text = text.rstrip()
-    if text[-1:] and text[-1] in _BORDERS:
-        text = text[:-1].rstrip()
-    return text
-
-
 def _lines(text: str) -> list[tuple[int, str]]:
-    return [(line.number, _unboxed(line.text)) for line in clean_paste(text)]
+    # k9s shows the text inside a box (`│` borders): the grammar's box cut takes them off.
+    return [(line.number, strip_box(line.text).rstrip()) for line in clean_paste(text)]
 
 
 def looks_like_describe(text: str) -> bool:
-    """An `Image:` line and two keys only `kubectl describe` prints for a container."""
+    """An `Image:` line and two keys only `kubectl describe` prints for a container, in text the
+    launch sniffer has already cleaned of paste debris."""
     keys = set()
     image = False
-    for _, line in _lines(text[:200_000]):
-        match = _KEY.match(line)
+    for raw in text[:200_000].splitlines():
+        match = _KEY.match(strip_box(raw).rstrip())
         if match is None:
             continue
         key = match.group("key")
@@ -128,7 +118,7 @@ def parse_kubectl_describe(text: str, file: str) -> ParseResult:
         return result
 
     def runs_vllm(c: _Container) -> bool:
-        return bool(_VLLM.search(" ".join(t.text for t in [c.image, *sum(c.lists.values(), [])])))
+        return bool(_VLLM.search(" ".join(t.text for t in itertools.chain([c.image], *c.lists.values()))))
 
     chosen = next((c for c in containers if runs_vllm(c)), containers[0])
     launch = Launch("kubernetes", chosen.image.line)
